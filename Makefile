@@ -1,0 +1,44 @@
+# `make`      : set up .venv, build the book, release the student notebooks, grade the demo class.
+# `make test` : the whole test suite (what .ci/run calls).
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: all setup book release demo test lint constraints clean
+
+all: book release demo
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt constraints.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	touch $@
+
+# Warnings are errors; a cell that raises without the `raises-exception` tag fails the build.
+# jupyter-cache re-executes only chapters whose code changed.
+book: $(STAMP)
+	$(BIN)/jupyter-book build . --warningiserror --keep-going
+
+# solutions/ -> assignments/ through nbgrader's own generate_assignment.
+release: $(STAMP)
+	$(BIN)/python -m autograder release
+
+# Builds a demo class from the sources and grades it; prints the grade table.
+demo: $(STAMP)
+	$(BIN)/python -m autograder demo --out _build/demo
+
+test: $(STAMP) book
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+constraints: $(STAMP)
+	$(BIN)/python -m pip freeze --exclude-editable > constraints.txt
+
+clean:
+	rm -rf _build gradebook.db

@@ -1,0 +1,86 @@
+"""The contract between the grading engine and an assignment's hidden checks.
+
+An assignment is a package ``autograder/assignments/<name>/`` with two modules:
+
+``probes.py``
+    Imported in the student's sandboxed process *before* any student code runs. Each probe is
+    ``def probe_<name>(ns: dict, inputs: dict) -> plain data``: ``ns`` is the namespace the
+    student's cells ran in, ``inputs`` the plain data the grader chose for this run. A probe only
+    calls the student's code and returns what came out; it never compares anything. It may raise:
+    the engine records the exception's type name and message as the probe's :class:`Outcome`.
+
+``checks.py``
+    Imported in the grader only, never in the student's process. Defines ``ASSIGNMENT``, an
+    :class:`Assignment`. Each :class:`Check` chooses inputs, computes the expected result with real
+    JAX, and judges the probe's outcome against it, all in the grader.
+
+Plain data is ``None``, ``bool``, ``int``, ``float``, ``str``, NumPy arrays (any dtype JAX
+produces, bfloat16 included), and lists, tuples and ``str``-keyed dicts of those. Anything else
+a probe returns is refused by the engine, so a value with a lying ``__eq__`` never reaches a judge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Task:
+    """A rule the student writes. Its id appears in the stub's comment, its
+    ``NotImplementedError`` message, its checks and its feedback line."""
+
+    id: str  # e.g. "ps1.jvp"
+    title: str  # e.g. "multiply_add_value_and_jvp, the JVP rule"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a probe produced in the student's process, as the grader received it."""
+
+    value: Any = None  # plain data, when the probe returned
+    raised: str | None = None  # the exception's type name, when the probe raised
+    message: str = ""  # the exception's message (truncated by the engine)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    # Shown to the student: says what went wrong, never an expected value or hidden code.
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str  # unique in the assignment, e.g. "ps1.jvp.jit"
+    task: str  # the Task.id this check grades; feedback names that rule
+    description: str  # what is checked, in the student's words
+    points: float
+    grade_cell: str  # nbgrader grade_id of the autograded test cell these points count toward
+    probe: str  # name of a function in probes.py
+    make_inputs: Callable[[np.random.Generator], dict]  # grader side; returns plain data
+    expect: Callable[[dict], Any]  # grader side, computed with real JAX from the inputs
+    judge: Callable[[Any, Outcome], Verdict]  # (expected, outcome) -> Verdict
+    # Said in the feedback when the check fails: which rule, and which part of it, is at fault.
+    blame: str = ""
+    # JAX config applied in the student's process before its code runs, e.g.
+    # (("jax_enable_x64", True),). Checks with different configs run in separate processes.
+    jax_config: tuple[tuple[str, Any], ...] = ()
+    # Runs only where the grader sees a GPU; elsewhere the check is reported `not-run`.
+    needs_gpu: bool = False
+    timeout_s: float = 60.0
+
+
+@dataclass(frozen=True)
+class Assignment:
+    name: str  # e.g. "ps1_primitives"
+    notebook: str  # e.g. "ps1_primitives.ipynb"
+    tasks: tuple[Task, ...]
+    checks: tuple[Check, ...]
+    # Names the student's notebook must not redefine in ways the probes rely on, etc.
+    extra: dict = field(default_factory=dict)
+
+    def task(self, task_id: str) -> Task:
+        return next(t for t in self.tasks if t.id == task_id)
