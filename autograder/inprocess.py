@@ -1,0 +1,63 @@
+"""Runs an assignment's checks inside the current process, nbgrader style.
+
+This is what the hidden-test regions of an assignment's source notebook call, so that plain
+``nbgrader autograde`` and ``nbgrader validate`` work on the notebook. It is *not* safe against a
+hostile student (their code shares this process); ``python -m autograder grade`` runs the same
+checks with the probe sandboxed and the judging outside.
+"""
+
+from __future__ import annotations
+
+import importlib
+import zlib
+from typing import Any
+
+import jax
+import numpy as np
+
+from autograder.plain import to_plain
+from autograder.spec import Assignment, Check, Outcome, Verdict
+
+
+def load(name: str) -> tuple[Assignment, Any]:
+    """The assignment's (ASSIGNMENT, probes module)."""
+    checks = importlib.import_module(f"autograder.assignments.{name}.checks")
+    probes = importlib.import_module(f"autograder.assignments.{name}.probes")
+    return checks.ASSIGNMENT, probes
+
+
+def run_check(check: Check, probes: Any, ns: dict, seed: int) -> tuple[Verdict, Outcome]:
+    rng = np.random.default_rng([seed, zlib.crc32(check.id.encode())])
+    inputs = check.make_inputs(rng)
+    previous = {key: getattr(jax.config, key) for key, _ in check.jax_config}
+    try:
+        for key, val in check.jax_config:
+            jax.config.update(key, val)
+        expected = check.expect(inputs)
+        try:
+            outcome = Outcome(value=to_plain(getattr(probes, check.probe)(ns, inputs)))
+        except Exception as err:  # the student's code may raise anything
+            outcome = Outcome(raised=type(err).__name__, message=str(err)[:500])
+    finally:
+        for key, val in previous.items():
+            jax.config.update(key, val)
+    return check.judge(expected, outcome), outcome
+
+
+def check_cell(name: str, grade_cell: str, ns: dict, seed: int = 0) -> None:
+    """Run every check counted toward ``grade_cell``; AssertionError lists those that failed.
+
+    Checks that need a GPU are skipped where JAX sees none.
+    """
+    assignment, probes = load(name)
+    has_gpu = any(d.platform == "gpu" for d in jax.devices())
+    failures = []
+    for check in assignment.checks:
+        if check.grade_cell != grade_cell or (check.needs_gpu and not has_gpu):
+            continue
+        verdict, _ = run_check(check, probes, ns, seed)
+        if not verdict.passed:
+            blame = f" {check.blame}" if check.blame else ""
+            failures.append(f"[{check.task}] {check.description}: {verdict.message}.{blame}")
+    if failures:
+        raise AssertionError("\n".join(failures))
