@@ -32,6 +32,12 @@ def multiply_add(x, y, z):
 
 
 @traced()
+def square_add(a, b):
+    """``a * a + b``: the running example of Part I, with a repeated operand."""
+    return multiply_add(a, a, b)
+
+
+@traced()
 def multiply_add_impl(x, y, z):
     """Impl rule: computes the result from concrete values. Need not be traceable by JAX."""
     # Plain NumPy is allowed here because JAX only ever hands this rule concrete values; the
