@@ -4,11 +4,13 @@ Each :class:`Case` is one transformation, or a composition of them, applied to t
 built from the implementation under test. :func:`composition_matrix` runs every case on the
 implementation and on the reference written with ``jax.numpy``, and compares the results leaf by
 leaf: same structure, shape and dtype, and values equal to a tolerance fitting the dtype. The book
-prints the matrix as a table; the tests assert that every row passes.
+shows the matrix as a table; the tests assert that every row passes.
 """
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -96,6 +98,8 @@ class Row:
     passed: bool
     max_abs_error: float | None  # None when the implementation raised or the structure differs
     message: str = ""
+    # How many times the traced program applies the primitive: proof the case exercised it.
+    primitive_count: int = 0
 
 
 def case_arguments(case: Case, dtype, seed: int = 0) -> tuple[np.ndarray, ...]:
@@ -111,7 +115,7 @@ def compare(actual, expected, dtype) -> tuple[bool, float | None, str]:
         return False, None, f"structure {actual_tree} != {expected_tree}"
     worst = 0.0
     tol = TOLERANCE[np.dtype(dtype)]
-    for got, want in zip(actual_leaves, expected_leaves):
+    for got, want in zip(actual_leaves, expected_leaves, strict=True):
         got, want = np.asarray(got), np.asarray(want)
         if got.shape != want.shape or got.dtype != want.dtype:
             return False, None, f"{got.dtype}{list(got.shape)} != {want.dtype}{list(want.shape)}"
@@ -121,19 +125,28 @@ def compare(actual, expected, dtype) -> tuple[bool, float | None, str]:
     return True, worst, ""
 
 
-def composition_matrix(multiply_add: MultiplyAdd, dtype) -> list[Row]:
+def primitive_count(fun: Callable[..., object], args, primitive: str) -> int:
+    """How many equations of ``fun``'s jaxpr (nested ones included) apply ``primitive``."""
+    return len(re.findall(rf"= {re.escape(primitive)} ", str(jax.make_jaxpr(fun)(*args))))
+
+
+def composition_matrix(
+    multiply_add: MultiplyAdd, dtype, primitive: str = "multiply_add"
+) -> list[Row]:
     """Every case on ``multiply_add`` and on :func:`reference`, compared. Never raises."""
     rows = []
     for case in CASES:
         args = case_arguments(case, dtype)
         expected = case.build(reference)(*args)
         try:
-            actual = case.build(multiply_add)(*args)
+            fun = case.build(multiply_add)
+            actual = fun(*args)
+            count = primitive_count(fun, args, primitive)
         except Exception as err:  # noqa: BLE001 (a failing rule is a row of the table, not a crash)
             rows.append(Row(case.name, np.dtype(dtype).name, False, None, type(err).__name__))
             continue
         passed, worst, message = compare(actual, expected, dtype)
-        rows.append(Row(case.name, np.dtype(dtype).name, passed, worst, message))
+        rows.append(Row(case.name, np.dtype(dtype).name, passed, worst, message, count))
     return rows
 
 
@@ -147,10 +160,16 @@ def check_grads_order_2(multiply_add: MultiplyAdd, dtype, seed: int = 0) -> None
         check_grads(fun, args, order=2, modes=("fwd", "rev"))
 
 
-def markdown_table(rows: list[Row]) -> str:
-    lines = ["| transformation | dtype | max abs error | result |", "| --- | --- | --- | --- |"]
+def html_table(rows: list[Row]) -> str:
+    """The matrix as an HTML table, for the book (which renders HTML outputs as they are)."""
+    head = ("transformation", "dtype", "primitive in jaxpr", "max abs error", "result")
+    lines = ["<table>", "<thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead>"]
+    lines.append("<tbody>")
     for row in rows:
         error = "n/a" if row.max_abs_error is None else f"{row.max_abs_error:.1e}"
-        verdict = "pass" if row.passed else f"FAIL: {row.message}"
-        lines.append(f"| `{row.case}` | {row.dtype} | {error} | {verdict} |")
+        verdict = "pass" if row.passed else f"<strong>FAIL</strong>: {html.escape(row.message)}"
+        count = f"{row.primitive_count}×" if row.primitive_count else "n/a"
+        cells = (f"<code>{html.escape(row.case)}</code>", row.dtype, count, error, verdict)
+        lines.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    lines.append("</tbody></table>")
     return "\n".join(lines)

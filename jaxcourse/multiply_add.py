@@ -102,7 +102,10 @@ def multiply_add_transpose(ct, x, y, z):
     """
     if ad.is_undefined_primal(x) and ad.is_undefined_primal(y):
         raise NotImplementedError("multiply_add is not linear in x and y together")
-    z_ct = (ct if type(ct) is not ad.Zero else ad.Zero(z.aval)) if ad.is_undefined_primal(z) else None
+    z_ct = None
+    if ad.is_undefined_primal(z):
+        # out = x * y + z, so z's cotangent is the output's, unchanged.
+        z_ct = ad.Zero(z.aval) if type(ct) is ad.Zero else ct
     if ad.is_undefined_primal(x):
         # out = x * y + z with y known, so x's cotangent is ct * y.
         x_ct = ad.Zero(x.aval) if type(ct) is ad.Zero else multiply_add(ct, y, jnp.zeros_like(ct))
@@ -124,8 +127,9 @@ def multiply_add_batch(args, batch_axes):
     if len(mapped) == len(args) and len(set(mapped)) == 1:
         # Every operand is batched along the same axis: the elementwise op needs no change.
         return multiply_add(*args), mapped[0]
-    size = next(a.shape[d] for a, d in zip(args, batch_axes) if d is not None)
-    return multiply_add(*(_batch_first(a, d, size) for a, d in zip(args, batch_axes))), 0
+    size = next(a.shape[d] for a, d in zip(args, batch_axes, strict=True) if d is not None)
+    moved = [_batch_first(a, d, size) for a, d in zip(args, batch_axes, strict=True)]
+    return multiply_add(*moved), 0
 
 
 def _batch_first(operand, axis, size):

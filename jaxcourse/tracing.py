@@ -59,7 +59,8 @@ def describe(value: Any) -> str:
         return f"ShapedArray<{value}>"
     if isinstance(value, mlir.LoweringRuleContext):
         platforms = value.module_context.platforms
-        return f"LoweringRuleContext(platforms={platforms}, avals_in={list(map(str, value.avals_in))})"
+        avals_in = [str(aval) for aval in value.avals_in]
+        return f"LoweringRuleContext(platforms={platforms}, avals_in={avals_in})"
     if isinstance(value, mlir.ir.Value):
         return f"ir.Value<{value.type}>"
     if isinstance(value, (tuple, list)):
