@@ -163,8 +163,9 @@ def check_grads_order_2(multiply_add: MultiplyAdd, dtype, seed: int = 0) -> None
 def html_table(rows: list[Row]) -> str:
     """The matrix as an HTML table, for the book (which renders HTML outputs as they are)."""
     head = ("transformation", "dtype", "primitive in jaxpr", "max abs error", "result")
-    lines = ["<table>", "<thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead>"]
-    lines.append("<tbody>")
+    header = "".join(f"<th>{h}</th>" for h in head)
+    # class="table" picks up the book theme's table style.
+    lines = ['<table class="table">', f"<thead><tr>{header}</tr></thead>", "<tbody>"]
     for row in rows:
         error = "n/a" if row.max_abs_error is None else f"{row.max_abs_error:.1e}"
         verdict = "pass" if row.passed else f"<strong>FAIL</strong>: {html.escape(row.message)}"
