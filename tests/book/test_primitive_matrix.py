@@ -4,13 +4,20 @@ matrix, in float32 and float64, plus its abstract eval errors and its CUDA lower
 
 from __future__ import annotations
 
+import inspect
+import re
+from pathlib import Path
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import jaxcourse.multiply_add as rules_module
 from jaxcourse import composition
 from jaxcourse.multiply_add import multiply_add, register_rules, square_add
+
+CHAPTERS = Path(__file__).resolve().parents[2] / "book" / "primitives"
 
 pytestmark = pytest.mark.filterwarnings("error::DeprecationWarning")
 
@@ -141,3 +148,20 @@ def test_abstract_eval_result_is_weak_only_if_every_operand_is():
     weak = jax.eval_shape(multiply_add, 1.0, 2.0, 3.0)
     strong = jax.eval_shape(multiply_add, jnp.float32(1.0), 2.0, 3.0)
     assert weak.weak_type and not strong.weak_type
+
+
+def test_chapters_show_the_module_rules_instead_of_copying_them():
+    """The book and the tests share one copy of the rules: no chapter redefines one."""
+    rules = {
+        name
+        for name, obj in vars(rules_module).items()
+        if inspect.isfunction(obj) and obj.__module__ == rules_module.__name__
+    }
+    chapters = sorted(CHAPTERS.glob("*.md"))
+    assert chapters
+    for chapter in chapters:
+        defined = set(re.findall(r"^def (\w+)\(", chapter.read_text(encoding="utf-8"), re.M))
+        assert not defined & rules, f"{chapter.name} redefines {sorted(defined & rules)}"
+    shown = "".join(chapter.read_text(encoding="utf-8") for chapter in chapters)
+    for rule in ("impl", "abstract_eval", "lowering", "jvp", "transpose", "batch"):
+        assert f":pyobject: multiply_add_{rule}" in shown, f"no chapter shows multiply_add_{rule}"
