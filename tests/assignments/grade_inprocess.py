@@ -2,8 +2,8 @@
 
     python tests/assignments/grade_inprocess.py ASSIGNMENT NOTEBOOK... [--seed N]
 
-prints ``{notebook: {"cell_errors": [...], "checks": [{"id", "task", "grade_cell", "points",
-"max_points", "status", "message", "blame"}]}}``. The student's cells run with ``exec`` in one
+prints ``{notebook: {"cell_errors": [...], "warnings": [...], "checks": [{"id", "task",
+"grade_cell", "points", "max_points", "status", "message", "blame"}]}}``. The student's cells run with ``exec`` in one
 namespace (autograded test cells are skipped, as the engine does); nothing is sandboxed, so use
 it on trusted notebooks only: the reference, mutants, the demo class. Each notebook defines its
 own primitive, so several notebooks can share one process; run a few processes, not one per check.
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from pathlib import Path
 
 import jax
@@ -42,6 +43,14 @@ def run_cells(nb) -> tuple[dict, list[str]]:
 
 def grade(path: Path, assignment: str, seed: int = 0) -> dict:
     nb = nbformat.read(path, as_version=4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = _grade(nb, assignment, seed)
+    result["warnings"] = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+    return result
+
+
+def _grade(nb, assignment: str, seed: int) -> dict:
     ns, errors = run_cells(nb)
     spec, probes = load(assignment)
     has_gpu = any(d.platform == "gpu" for d in jax.devices())

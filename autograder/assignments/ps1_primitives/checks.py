@@ -129,13 +129,32 @@ def expect_eval(inputs: dict):
     return _np(multiply_add(inputs["x"], inputs["y"], inputs["z"]))
 
 
+def _basics(args) -> dict:
+    """What the probes' ``eval`` and ``abstract`` diagnostics should have found."""
+    out = multiply_add(*args)
+    return {"eval": _np(out), "abstract": f"{out.dtype}{list(out.shape)}"}
+
+
+def _xyz_basics(inputs: dict) -> dict:
+    return _basics([inputs[k] for k in "xyz"])
+
+
+def _vc_basics(inputs: dict) -> dict:
+    return _basics([inputs["v"], inputs["c"], inputs["v"]])
+
+
+def expect_jit(inputs: dict) -> dict:
+    return {"main": expect_eval(inputs), "diag": _xyz_basics(inputs)}
+
+
 def expect_square_add(inputs: dict):
     return _np(multiply_add(inputs["a"], inputs["a"], inputs["b"]))
 
 
-def expect_static(inputs: dict):
-    a = np.float32(inputs["a"])
-    return _np(jax.jit(lambda a, b: a * a + b, static_argnums=1)(a, float(inputs["b"])))
+def expect_static(inputs: dict) -> dict:
+    a, b = np.float32(inputs["a"]), float(inputs["b"])
+    out = jax.jit(lambda a, b: a * a + b, static_argnums=1)(a, b)
+    return {"main": _np(out), "diag": _basics([a, a, np.float32(b)])}
 
 
 def expect_abstract_eval(inputs: dict) -> dict:
@@ -162,23 +181,28 @@ def _primals_tangents(inputs: dict):
     return (tuple(inputs[k] for k in "xyz"), tuple(inputs[k] for k in ("tx", "ty", "tz")))
 
 
-def expect_jvp(inputs: dict):
+def _jvp_values(inputs: dict):
     return _np(list(jax.jvp(multiply_add, *_primals_tangents(inputs))))
 
 
-def expect_jvp_symbolic_zeros(inputs: dict):
+def expect_jvp(inputs: dict) -> dict:
+    return {"main": _jvp_values(inputs), "diag": _xyz_basics(inputs)}
+
+
+def expect_jvp_symbolic_zeros(inputs: dict) -> dict:
     x, y, z = (inputs[k] for k in "xyz")
     tx, ty, tz = (inputs[k] for k in ("tx", "ty", "tz"))
-    return _np([
+    return {"main": _np([
         list(jax.jvp(lambda a: multiply_add(a, y, z), (x,), (tx,))),
         list(jax.jvp(lambda b: multiply_add(x, b, z), (y,), (ty,))),
         list(jax.jvp(lambda c: multiply_add(x, y, c), (z,), (tz,))),
-    ])
+    ]), "diag": _xyz_basics(inputs)}
 
 
 def expect_jit_jvp(inputs: dict) -> dict:
-    jvp = expect_jvp(inputs)
-    return {"main": jvp, "diag": {"jvp": jvp, "jit": expect_eval(inputs)}}
+    jvp = _jvp_values(inputs)
+    return {"main": jvp,
+            "diag": {**_xyz_basics(inputs), "jvp": jvp, "jit": expect_eval(inputs)}}
 
 
 def _transposes(inputs: dict) -> list:
@@ -193,9 +217,15 @@ def expect_linear_transpose(inputs: dict) -> list:
 
 
 def _reverse_diag(inputs: dict) -> dict:
-    jvp = expect_jvp(inputs)
+    x, y, z, tx = (inputs[k] for k in ("x", "y", "z", "tx"))
     along_yz, along_xz = _transposes(inputs)
-    return {"jvp": jvp, "jvp_traced": jvp, "transpose": along_yz + along_xz}
+    return {
+        **_xyz_basics(inputs),
+        "jvp": _jvp_values(inputs),
+        "jvp_zeros": _np(list(jax.jvp(lambda a: multiply_add(a, y, z), (x,), (tx,)))),
+        "jvp_traced": "ok",
+        "transpose": along_yz + along_xz,
+    }
 
 
 def _weighted(inputs: dict):
@@ -226,7 +256,7 @@ def expect_check_grads(inputs: dict) -> dict:
 
 def _batch_diag(inputs: dict) -> dict:
     xs, c, xs_t = inputs["xs"], inputs["c"], inputs["xsT"]
-    return _np({
+    return _vc_basics(inputs) | _np({
         "vmap_equal": jax.vmap(multiply_add)(xs, xs, xs),
         "vmap_unmapped": jax.vmap(multiply_add, in_axes=(0, None, 0))(xs, c, xs),
         "vmap_mixed": jax.vmap(multiply_add, in_axes=(0, None, 1))(xs, c, xs_t),
@@ -235,13 +265,18 @@ def _batch_diag(inputs: dict) -> dict:
 
 def expect_vmap(inputs: dict) -> dict:
     out = jax.vmap(multiply_add, in_axes=tuple(inputs["in_axes"]))(*(inputs[k] for k in "xyz"))
-    return {"main": _np(out), "diag": _batch_diag(inputs)}
+    diag = _batch_diag(inputs)
+    if inputs["jit"]:
+        diag["jit"] = diag["eval"]
+    return {"main": _np(out), "diag": diag}
 
 
 def _transform_diag(inputs: dict) -> dict:
     v, c = inputs["v"], inputs["c"]
     return {
         "jvp": _np(list(jax.jvp(multiply_add, (v, c, v), (c, v, v)))),
+        "jvp_zeros": _np(list(jax.jvp(lambda u: multiply_add(u, c, u), (v,), (c,)))),
+        "jvp_traced": "ok",
         "grad": _np(jax.grad(lambda u: jnp.sum(multiply_add(u, u, c) * u))(v)),
         **_batch_diag(inputs),
     }
@@ -281,7 +316,10 @@ def _attempt_problem(expected, attempt, tolerance: dict) -> str | None:
     if attempt["error"] is not None:
         return f"raised {attempt['error']}"
     if isinstance(expected, str):
-        return None if attempt["value"] == expected else f"returned {attempt['value']!r}"
+        value = attempt["value"]
+        if type(value) is str and value == expected:
+            return None
+        return f"failed with {value}" if type(value) is str else "the probe's result is malformed"
     verdict = judge.close(expected, Outcome(value=attempt["value"]), **tolerance)
     return None if verdict.passed else verdict.message
 
@@ -299,7 +337,7 @@ def composite(hints: tuple[tuple[str, str], ...], default: str, **tolerance):
         problem = _attempt_problem(expected["main"], got.get("main"), tolerance)
         if problem is None:
             return Verdict(True)
-        for key, hint in hints:
+        for key, hint in (*BASIC_HINTS, *hints):
             if _attempt_problem(expected["diag"][key], got["diag"].get(key), tolerance):
                 return Verdict(False, f"{problem}; {hint}")
         return Verdict(False, f"{problem}; {default}")
@@ -353,21 +391,32 @@ def judge_gpu(expected: dict, outcome: Outcome) -> Verdict:
 
 # Hints for composite checks, most basic rule first --------------------------------------------
 
-REVERSE_HINTS = (
+BASIC_HINTS = (
+    ("eval", "the eager result is wrong too, so fix the impl rule (ps1.impl) first"),
+    ("abstract", ("jax.eval_shape gives the wrong shape or dtype, so fix the abstract "
+                  "evaluation rule (ps1.abstract_eval) first")),
+)
+
+JVP_HINTS = (
     ("jvp", "jax.jvp is wrong too, so fix the JVP rule (ps1.jvp) first"),
-    ("jvp_traced", "the JVP rule fails on tracers (ps1.jvp): reverse mode traces it with abstract "
-                   "tangents, so it must use the primitive or jax.numpy, not NumPy"),
+    ("jvp_zeros", ("jax.jvp with a constant operand is wrong too, so fix how the JVP rule "
+                   "(ps1.jvp) handles ad.Zero tangents first")),
+    ("jvp_traced", ("the JVP rule fails on tracers (ps1.jvp): transformations call it with "
+                    "abstract tangents, so it must use the primitive or jax.numpy, not NumPy")),
+)
+REVERSE_HINTS = (
+    *JVP_HINTS,
     ("transpose", "the transpose rule is wrong on its own (see the ps1.transpose.linear check)"),
 )
-JIT_HINT = ("jit", "jit of the primitive alone is wrong, so the lowering rule (ps1.lowering) is at "
-                   "fault here")
+JIT_HINT = ("jit", ("jit of the primitive alone is wrong, so the lowering rule (ps1.lowering) "
+                    "is at fault here"))
 BATCH_HINTS = (
     ("vmap_equal", "vmap fails even with every operand batched along axis 0"),
     ("vmap_unmapped", "the batching rule mishandles unbatched operands (batch axis None)"),
     ("vmap_mixed", "the batching rule mishandles operands batched along different axes"),
 )
 TRANSFORM_HINTS = (
-    ("jvp", "jax.jvp is wrong too, so fix the JVP rule (ps1.jvp) first"),
+    *JVP_HINTS,
     ("grad", "jax.grad is wrong too, so fix reverse mode (ps1.transpose) first"),
     *BATCH_HINTS,
 )
@@ -431,14 +480,15 @@ CHECKS = (
            "the abstract evaluation rule must reject operands whose dtypes differ."),
     # ps1.lowering: 10 points in test_lowering (2 of them only where a GPU exists)
     _check("ps1.lowering.jit", "ps1.lowering", "test_lowering", 2,
-           "jax.jit of multiply_add on float32 arrays", "probe_jit", xyz(), expect_eval,
-           close(**F32), LOWERING),
+           "jax.jit of multiply_add on float32 arrays", "probe_jit", xyz(), expect_jit,
+           composite((), "the lowering rule is at fault"), LOWERING),
     _check("ps1.lowering.float64", "ps1.lowering", "test_lowering", 1,
            "jax.jit of multiply_add on float64 arrays (x64 enabled)", "probe_jit",
-           xyz(np.float64), expect_eval, close(), LOWERING, jax_config=X64),
+           xyz(np.float64), expect_jit, composite((), "the lowering rule is at fault"), LOWERING,
+           jax_config=X64),
     _check("ps1.lowering.static_argnums", "ps1.lowering", "test_lowering", 1,
            "jax.jit of square_add with a static second argument", "probe_jit_static",
-           static_scalars, expect_static, close(**F32), LOWERING),
+           static_scalars, expect_static, composite((), "the lowering rule is at fault"), LOWERING),
     _check("ps1.lowering.cpu", "ps1.lowering", "test_lowering", 2,
            "the CPU lowering is StableHLO multiply and add, with no host callback",
            "probe_lowered_ops", lowering_inputs("cpu"), expect_lowered_ops, judge_lowered,
@@ -446,18 +496,20 @@ CHECKS = (
     _check("ps1.lowering.cuda", "ps1.lowering", "test_lowering", 2,
            "the cuda lowering (cross-platform, lowering_platforms=('cuda',)) is StableHLO "
            "multiply and add", "probe_lowered_ops", lowering_inputs("cuda"), expect_lowered_ops,
-           judge_lowered, "the lowering rule must be registered for 'cuda' too."),
+           judge_lowered, "the lowering rule registered for 'cuda' is at fault: register it for "
+           "'cuda' as well as 'cpu', built from StableHLO operations, which lower for any "
+           "platform (a host callback does not)."),
     _check("ps1.lowering.gpu", "ps1.lowering", "test_lowering", 2,
            "jax.jit of multiply_add runs on a GPU", "probe_gpu", xyz(), expect_gpu, judge_gpu,
            "the lowering rule registered for 'cuda' is at fault.", needs_gpu=True),
     # ps1.jvp: 8 points in test_jvp
     _check("ps1.jvp.eager", "ps1.jvp", "test_jvp", 3,
            "jax.jvp with tangents for x, y and z", "probe_jvp", xyz(tangents=True),
-           expect_jvp, close(**F32), JVP),
+           expect_jvp, composite((), "the JVP rule is at fault"), JVP),
     _check("ps1.jvp.symbolic_zeros", "ps1.jvp", "test_jvp", 2,
            "jax.jvp with respect to one operand at a time (the others get ad.Zero tangents)",
            "probe_jvp_symbolic_zeros", xyz(tangents=True), expect_jvp_symbolic_zeros,
-           close(**F32), JVP + " Tangents of closed-over operands arrive as ad.Zero."),
+           composite((), "the JVP rule is at fault"), JVP + " Tangents of closed-over operands arrive as ad.Zero."),
     _check("ps1.jvp.jit", "ps1.jvp", "test_jvp", 3,
            "jax.jit of jax.jvp", "probe_jit_jvp", xyz(tangents=True), expect_jit_jvp,
            composite((JIT_HINT, ("jvp", "jax.jvp is wrong without jit too")),
@@ -506,8 +558,8 @@ CHECKS = (
     _check("ps1.batch.jit_vmap", "ps1.batch", "test_batch", 1,
            "jax.jit of jax.vmap with mixed in_axes", "probe_vmap",
            vmapped([(0, None, 1), (1, 1, None)], jit=True), expect_vmap,
-           composite(BATCH_HINTS, "vmap works without jit, so the batching rule is not "
-                                  "traceable or the lowering is at fault"), BATCH),
+           composite((JIT_HINT, *BATCH_HINTS), "vmap works without jit, so the batching rule "
+                                               "is not traceable"), BATCH),
     _check("ps1.batch.vmap_grad", "ps1.batch", "test_batch", 1,
            "jax.vmap of jax.grad (per-example gradients)", "probe_vmap_grad", transform_inputs,
            expect_vmap_grad, composite(TRANSFORM_HINTS, TRANSFORM_DEFAULT), COMPOSED),

@@ -56,12 +56,22 @@ def _xyz(inputs: dict, keys: str = "xyz") -> list[np.ndarray]:
 def _attempt(fn) -> dict:
     try:
         return {"value": fn(), "error": None}
-    except Exception as err:  # the student's rules may raise anything
-        return {"value": None, "error": f"{type(err).__name__}: {str(err)[:ERROR_CHARS]}"}
+    except Exception as err:  # noqa: BLE001 - the student's rules may raise anything
+        message = str(err)[:ERROR_CHARS]
+        name = type(err).__name__
+        return {"value": None, "error": f"{name}: {message}" if message else name}
 
 
-def _composite(main, **diag) -> dict:
-    return {"main": _attempt(main), "diag": {k: _attempt(fn) for k, fn in diag.items()}}
+def _abstract(f, args) -> str:
+    out = _eval_shape(f, *args)
+    return f"{out.dtype}{list(out.shape)}"
+
+
+def _composite(main, f, args, **diag) -> dict:
+    """Run ``main`` and the diagnostics; ``eval`` and ``abstract`` always come first."""
+    basics = {"eval": lambda: f(*args), "abstract": lambda: _abstract(f, args)}
+    return {"main": _attempt(main),
+            "diag": {k: _attempt(fn) for k, fn in {**basics, **diag}.items()}}
 
 
 def _struct(shape, dtype) -> jax.ShapeDtypeStruct:
@@ -95,14 +105,16 @@ def probe_abstract_eval(ns: dict, inputs: dict) -> dict:
 
 # ps1.lowering -----------------------------------------------------------------------------------
 
-def probe_jit(ns: dict, inputs: dict):
-    return _jit(_op(ns))(*_xyz(inputs))
+def probe_jit(ns: dict, inputs: dict) -> dict:
+    f, args = _op(ns), _xyz(inputs)
+    return _composite(lambda: _jit(f)(*args), f, args)
 
 
-def probe_jit_static(ns: dict, inputs: dict):
+def probe_jit_static(ns: dict, inputs: dict) -> dict:
     f = _op(ns)
-    a = np.float32(inputs["a"])
-    return _jit(lambda a, b: f(a, a, b), static_argnums=1)(a, float(inputs["b"]))
+    a, b = np.float32(inputs["a"]), float(inputs["b"])
+    static = _jit(lambda a, b: f(a, a, b), static_argnums=1)
+    return _composite(lambda: static(a, b), f, [a, a, np.float32(b)])
 
 
 def probe_lowered_ops(ns: dict, inputs: dict) -> dict:
@@ -122,20 +134,22 @@ def probe_gpu(ns: dict, inputs: dict) -> dict:
 
 # ps1.jvp ----------------------------------------------------------------------------------------
 
-def probe_jvp(ns: dict, inputs: dict):
-    return list(_jvp(_op(ns), tuple(_xyz(inputs)), tuple(_xyz(inputs, ("tx", "ty", "tz")))))
+def probe_jvp(ns: dict, inputs: dict) -> dict:
+    f, args = _op(ns), _xyz(inputs)
+    tangents = tuple(_xyz(inputs, ("tx", "ty", "tz")))
+    return _composite(lambda: list(_jvp(f, tuple(args), tangents)), f, args)
 
 
-def probe_jvp_symbolic_zeros(ns: dict, inputs: dict):
-    f = _op(ns)
-    x, y, z = _xyz(inputs)
+def probe_jvp_symbolic_zeros(ns: dict, inputs: dict) -> dict:
+    f, args = _op(ns), _xyz(inputs)
+    x, y, z = args
     tx, ty, tz = _xyz(inputs, ("tx", "ty", "tz"))
     # Closed-over operands get symbolic zero tangents (ad.Zero) in the rule.
-    return [
+    return _composite(lambda: [
         list(_jvp(lambda a: f(a, y, z), (x,), (tx,))),
         list(_jvp(lambda b: f(x, b, z), (y,), (ty,))),
         list(_jvp(lambda c: f(x, y, c), (z,), (tz,))),
-    ]
+    ], f, args)
 
 
 def probe_jit_jvp(ns: dict, inputs: dict) -> dict:
@@ -143,7 +157,7 @@ def probe_jit_jvp(ns: dict, inputs: dict) -> dict:
     primals = tuple(_xyz(inputs))
     tangents = tuple(_xyz(inputs, ("tx", "ty", "tz")))
     return _composite(
-        lambda: list(_jit(lambda p, t: _jvp(f, p, t))(primals, tangents)),
+        lambda: list(_jit(lambda p, t: _jvp(f, p, t))(primals, tangents)), f, primals,
         jvp=lambda: list(_jvp(f, primals, tangents)),
         jit=lambda: _jit(f)(*primals),
     )
@@ -161,13 +175,20 @@ def probe_linear_transpose(ns: dict, inputs: dict):
     return [list(along_yz), list(along_xz)]
 
 
+def _staged(fn, *args) -> str:
+    """Trace ``fn`` to a jaxpr (abstract values, nothing compiled): "ok" when that works."""
+    _make_jaxpr(fn)(*args)
+    return "ok"
+
+
 def _reverse_diag(f, inputs: dict) -> dict:
     x, y, z = _xyz(inputs)
     tangents = tuple(_xyz(inputs, ("tx", "ty", "tz")))
     ct = _asarray(inputs["ct"])
     return {
         "jvp": lambda: list(_jvp(f, (x, y, z), tangents)),
-        "jvp_traced": lambda: list(_jit(lambda p, t: _jvp(f, p, t))((x, y, z), tangents)),
+        "jvp_zeros": lambda: list(_jvp(lambda a: f(a, y, z), (x,), tangents[:1])),
+        "jvp_traced": lambda: _staged(lambda p, t: _jvp(f, p, t), (x, y, z), tangents),
         "transpose": lambda: list(_linear_transpose(lambda t, u: f(x, t, u), y, z)(ct))
         + list(_linear_transpose(lambda t, u: f(t, y, u), x, z)(ct)),
     }
@@ -180,14 +201,16 @@ def _weighted(f, w):
 def probe_grad(ns: dict, inputs: dict) -> dict:
     f = _op(ns)
     g = _grad(_weighted(f, _asarray(inputs["w"])), argnums=(0, 1, 2))
-    return _composite(lambda: list(g(*_xyz(inputs))), **_reverse_diag(f, inputs))
+    args = _xyz(inputs)
+    return _composite(lambda: list(g(*args)), f, args, **_reverse_diag(f, inputs))
 
 
 def probe_jit_grad(ns: dict, inputs: dict) -> dict:
     f = _op(ns)
     g = _jit(_grad(_weighted(f, _asarray(inputs["w"])), argnums=(0, 1, 2)))
-    return _composite(lambda: list(g(*_xyz(inputs))), **_reverse_diag(f, inputs),
-                      jit=lambda: _jit(f)(*_xyz(inputs)))
+    args = _xyz(inputs)
+    return _composite(lambda: list(g(*args)), f, args, **_reverse_diag(f, inputs),
+                      jit=lambda: _jit(f)(*args))
 
 
 def probe_value_and_grad(ns: dict, inputs: dict) -> dict:
@@ -198,17 +221,21 @@ def probe_value_and_grad(ns: dict, inputs: dict) -> dict:
         value, grads = vg(*_xyz(inputs))
         return [value, list(grads)]
 
-    return _composite(main, **_reverse_diag(f, inputs))
+    return _composite(main, f, _xyz(inputs), **_reverse_diag(f, inputs))
 
 
 def probe_check_grads(ns: dict, inputs: dict) -> dict:
     f = _op(ns)
 
     def main():
-        _check_grads(f, tuple(_xyz(inputs)), order=2, modes=("fwd", "rev"))
+        # Only the exception's name: its message holds numbers the student need not see here.
+        try:
+            _check_grads(f, tuple(_xyz(inputs)), order=2, modes=("fwd", "rev"))
+        except Exception as err:  # noqa: BLE001 - any failure is the answer
+            return type(err).__name__
         return "ok"
 
-    return _composite(main, **_reverse_diag(f, inputs))
+    return _composite(main, f, _xyz(inputs), **_reverse_diag(f, inputs))
 
 
 # ps1.batch --------------------------------------------------------------------------------------
@@ -227,13 +254,27 @@ def probe_vmap(ns: dict, inputs: dict) -> dict:
     batched = _vmap(f, in_axes=tuple(inputs["in_axes"]))
     if inputs.get("jit"):
         batched = _jit(batched)
-    return _composite(lambda: batched(*_xyz(inputs)), **_batch_diag(f, inputs))
+    args = _xyz(inputs)
+
+    def main():
+        # Traced as well as run: eager NumPy broadcasting in the impl rule can hide a batching
+        # rule that hands the primitive operands of different shapes.
+        _eval_shape(batched, *args)
+        return batched(*args)
+
+    basics = _xyz(inputs, "vcv")
+    diag = _batch_diag(f, inputs)
+    if inputs.get("jit"):
+        diag["jit"] = lambda: _jit(f)(*basics)
+    return _composite(main, f, basics, **diag)
 
 
 def _transform_diag(f, inputs: dict) -> dict:
     v, c = _xyz(inputs, "vc")
     return {
         "jvp": lambda: list(_jvp(f, (v, c, v), (c, v, v))),
+        "jvp_zeros": lambda: list(_jvp(lambda u: f(u, c, u), (v,), (c,))),
+        "jvp_traced": lambda: _staged(lambda p, t: _jvp(f, p, t), (v, c, v), (c, v, v)),
         "grad": lambda: _grad(lambda u: _sum(f(u, u, c) * u))(v),
         **_batch_diag(f, inputs),
     }
@@ -243,23 +284,26 @@ def probe_vmap_grad(ns: dict, inputs: dict) -> dict:
     f = _op(ns)
     xs, ys, zs = _xyz(inputs, ("xs", "ys", "zs"))
     per_row = _vmap(_grad(lambda a, b, c: _sum(f(a, b, c) * _sin(a)), argnums=(0, 1, 2)))
-    return _composite(lambda: list(per_row(xs, ys, zs)), **_transform_diag(f, inputs))
+    return _composite(lambda: list(per_row(xs, ys, zs)), f, _xyz(inputs, "vcv"),
+                      **_transform_diag(f, inputs))
 
 
 def probe_jacfwd(ns: dict, inputs: dict) -> dict:
     f = _op(ns)
     v, c = _xyz(inputs, "vc")
-    return _composite(lambda: _jacfwd(lambda u: f(u, c, u))(v), **_transform_diag(f, inputs))
+    return _composite(lambda: _jacfwd(lambda u: f(u, c, u))(v), f, [v, c, v],
+                      **_transform_diag(f, inputs))
 
 
 def probe_jacrev(ns: dict, inputs: dict) -> dict:
     f = _op(ns)
     v, c = _xyz(inputs, "vc")
-    return _composite(lambda: _jacrev(lambda u: f(u, c, u))(v), **_transform_diag(f, inputs))
+    return _composite(lambda: _jacrev(lambda u: f(u, c, u))(v), f, [v, c, v],
+                      **_transform_diag(f, inputs))
 
 
 def probe_hessian(ns: dict, inputs: dict) -> dict:
     f = _op(ns)
     v, c = _xyz(inputs, "vc")
-    return _composite(lambda: _hessian(lambda u: _sum(f(u, u, c) * u))(v),
+    return _composite(lambda: _hessian(lambda u: _sum(f(u, u, c) * u))(v), f, [v, c, v],
                       **_transform_diag(f, inputs))
