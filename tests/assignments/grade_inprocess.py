@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -21,6 +23,8 @@ import jax
 import nbformat
 
 from autograder.inprocess import load, run_check
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def is_test_cell(cell) -> bool:
@@ -66,6 +70,32 @@ def _grade(nb, assignment: str, seed: int) -> dict:
                        "status": "passed" if verdict.passed else "failed",
                        "message": verdict.message})
     return {"cell_errors": errors, "checks": checks}
+
+
+def grade_notebooks(assignment: str, notebooks: list[Path], *, processes: int = 2,
+                    seed: int = 0) -> dict[str, dict]:
+    """notebook stem -> :func:`grade`'s result, from ``processes`` parallel subprocesses."""
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    groups = [notebooks[i::processes] for i in range(processes) if notebooks[i::processes]]
+    running = [
+        subprocess.Popen(
+            [sys.executable, __file__, assignment, *map(str, group), "--seed", str(seed)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+        for group in groups
+    ]
+    results = {}
+    for proc in running:
+        out, err = proc.communicate(timeout=600)
+        if proc.returncode != 0:
+            raise RuntimeError(err[-3000:])
+        results.update({Path(k).stem: v for k, v in json.loads(out).items()})
+    return results
+
+
+def write(nb: nbformat.NotebookNode, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
 
 
 def main(argv: list[str]) -> int:

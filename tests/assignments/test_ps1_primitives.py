@@ -8,7 +8,7 @@ from collections import defaultdict
 
 import nbformat
 import pytest
-from conftest import ROOT, grade_notebooks, write
+from grade_inprocess import ROOT, grade_notebooks, write
 
 from autograder import release
 from autograder.assignments.ps1_primitives import probes

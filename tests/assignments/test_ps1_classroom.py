@@ -6,7 +6,7 @@ import json
 
 import nbformat
 import pytest
-from conftest import ROOT
+from grade_inprocess import ROOT
 
 from autograder.classroom import demo_class, make_submission, solution_sources
 from autograder.release import release_path
