@@ -40,12 +40,44 @@ def graded(tmp_path_factory) -> dict[str, dict]:
     ]
     notebooks += [write(mutant_submission(NAME, m, root=ROOT), out / f"{m}.ipynb")
                   for m in MUTANTS]
+    notebooks += [write(cheat, out / f"{name}.ipynb") for name, cheat in cheats().items()]
     results = grade_notebooks(NAME, notebooks)
     # The per-mutant record the course notes quote: points lost, per task, and what was said.
     summary = {name: lost_by_task(result) for name, result in results.items()}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps(summary, indent=1))
     return results
+
+
+# Submissions that write no working rule but try to look right: {name: {grade_id: source}}.
+CHEATS = {
+    # multiply_add computed with jax.numpy, so every transformation "works" without the primitive.
+    "cheat_jnp_prim": {"batch": """
+def multiply_add_prim(x, y, z):
+    return jnp.asarray(x) * y + z
+
+
+def square_add_prim(a, b):
+    return multiply_add_prim(a, a, b)
+"""},
+    # bind itself patched on the primitive object.
+    "cheat_patched_bind": {"batch": """
+multiply_add_p.bind = lambda x, y, z: jnp.asarray(x) * y + z
+"""},
+    # "rejects mismatched operands" by rejecting everything.
+    "cheat_always_type_error": {"abstract_eval": """
+def multiply_add_abstract_eval(x, y, z):
+    raise TypeError("no")
+
+
+multiply_add_p.def_abstract_eval(multiply_add_abstract_eval)
+"""},
+}
+
+
+def cheats() -> dict[str, nbformat.NotebookNode]:
+    """Each cheat on top of the untouched notebook: every other rule is left a stub."""
+    return {name: make_submission(NAME, cells, root=ROOT) for name, cells in CHEATS.items()}
 
 
 def lost_by_task(result: dict) -> dict[str, float]:
@@ -71,6 +103,11 @@ def test_untouched_earns_nothing(graded):
     for check in result["checks"]:
         if check["status"] != "not-run":
             assert "NotImplementedError" in check["message"], check
+
+
+@pytest.mark.parametrize("cheat", sorted(CHEATS))
+def test_cheats_earn_nothing(graded, cheat):
+    assert sum(check["points"] for check in graded[cheat]["checks"]) == 0
 
 
 def test_partial_earns_its_tasks_only(graded):

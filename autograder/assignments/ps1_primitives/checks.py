@@ -79,13 +79,16 @@ def mismatched_shapes(rng: np.random.Generator) -> dict:
     other = shape + [int(rng.integers(2, 4))]
     shapes = [shape, shape, shape]
     shapes[int(rng.integers(3))] = other
-    return {"shapes": shapes, "dtypes": ["float32"] * 3}
+    return {"shapes": shapes, "dtypes": ["float32"] * 3,
+            "good_shape": shape, "good_dtype": "float32"}
 
 
 def mismatched_dtypes(rng: np.random.Generator) -> dict:
     dtypes = ["float32"] * 3
     dtypes[int(rng.integers(3))] = str(rng.choice(["bfloat16", "float16", "int32"]))
-    return {"shapes": [_shape(rng)] * 3, "dtypes": dtypes}
+    shape = _shape(rng)
+    return {"shapes": [shape] * 3, "dtypes": dtypes, "good_shape": shape,
+            "good_dtype": "float32"}
 
 
 def lowering_inputs(platform: str):
@@ -360,8 +363,26 @@ def judge_abstract_eval(expected: dict, outcome: Outcome) -> Verdict:
     return Verdict(True)
 
 
-def raises_type_error(expected, outcome: Outcome) -> Verdict:
-    return judge.raises("TypeError", outcome)
+def expect_rejects(inputs: dict) -> dict:
+    good = jax.ShapeDtypeStruct(tuple(inputs["good_shape"]), jnp.dtype(inputs["good_dtype"]))
+    out = jax.eval_shape(multiply_add, good, good, good)
+    return {"matched": f"{out.dtype}{list(out.shape)}", "error": "TypeError"}
+
+
+def judge_rejects(expected: dict, outcome: Outcome) -> Verdict:
+    if outcome.raised is not None:
+        return Verdict(False, f"raised {outcome.raised}: {outcome.message}")
+    got = outcome.value
+    if type(got) is not dict or set(got) != set(expected):
+        return Verdict(False, "the probe's result is malformed")
+    if got["matched"] != expected["matched"]:
+        return Verdict(False, "well-formed operands get the wrong shape or dtype, so the error "
+                              "for mismatched ones cannot count")
+    if got["error"] is None:
+        return Verdict(False, "expected a TypeError, but nothing was raised")
+    if got["error"] != expected["error"]:
+        return Verdict(False, f"expected a TypeError, got {got['error']}")
+    return Verdict(True)
 
 
 def judge_lowered(expected: dict, outcome: Outcome) -> Verdict:
@@ -471,12 +492,12 @@ CHECKS = (
            "jax.eval_shape keeps bfloat16", "probe_abstract_eval", structs("bfloat16"),
            expect_abstract_eval, judge_abstract_eval, ABSTRACT),
     _check("ps1.abstract_eval.shape_mismatch", "ps1.abstract_eval", "test_abstract_eval", 2,
-           "operands of different shapes raise a TypeError", "probe_abstract_eval",
-           mismatched_shapes, lambda inputs: None, raises_type_error,
+           "operands of different shapes raise a TypeError", "probe_abstract_eval_rejects",
+           mismatched_shapes, expect_rejects, judge_rejects,
            "the abstract evaluation rule must reject operands whose shapes differ."),
     _check("ps1.abstract_eval.dtype_mismatch", "ps1.abstract_eval", "test_abstract_eval", 2,
-           "operands of different dtypes raise a TypeError", "probe_abstract_eval",
-           mismatched_dtypes, lambda inputs: None, raises_type_error,
+           "operands of different dtypes raise a TypeError", "probe_abstract_eval_rejects",
+           mismatched_dtypes, expect_rejects, judge_rejects,
            "the abstract evaluation rule must reject operands whose dtypes differ."),
     # ps1.lowering: 10 points in test_lowering (2 of them only where a GPU exists)
     _check("ps1.lowering.jit", "ps1.lowering", "test_lowering", 2,

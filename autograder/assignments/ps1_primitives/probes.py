@@ -32,15 +32,19 @@ _RULE_ATTRS = {"name", "impl", "abstract_eval"}
 ERROR_CHARS = 300
 
 
+class PrimitiveRefused(RuntimeError):
+    """multiply_add_p is not a plain Primitive the probes can trust."""
+
+
 def _primitive(ns: dict) -> Primitive:
     p = ns.get("multiply_add_p")
     if type(p) is not _PRIMITIVE:
-        raise TypeError("multiply_add_p is not a jax.extend.core.Primitive")
+        raise PrimitiveRefused("multiply_add_p is not a jax.extend.core.Primitive")
     if p.name != "multiply_add":
-        raise ValueError("multiply_add_p is not the primitive named 'multiply_add'")
+        raise PrimitiveRefused("multiply_add_p is not the primitive named 'multiply_add'")
     shadowed = sorted(set(vars(p)) - _RULE_ATTRS)
     if shadowed:
-        raise TypeError(f"multiply_add_p has attributes a Primitive never sets: {shadowed}")
+        raise PrimitiveRefused(f"multiply_add_p has attributes a Primitive never sets: {shadowed}")
     return p
 
 
@@ -101,6 +105,19 @@ def probe_abstract_eval(ns: dict, inputs: dict) -> dict:
         "dtype": str(out.dtype),
         "primitives": [str(eqn.primitive.name) for eqn in jaxpr.eqns],
     }
+
+
+def probe_abstract_eval_rejects(ns: dict, inputs: dict) -> dict:
+    """The error for mismatched operands, next to the result for well-formed ones (a rule that
+    always raises TypeError must not pass)."""
+    f = _op(ns)
+    good = _struct(inputs["good_shape"], inputs["good_dtype"])
+    matched = _abstract(f, [good, good, good])
+    try:
+        _eval_shape(f, *(_struct(s, d) for s, d in zip(inputs["shapes"], inputs["dtypes"])))
+    except Exception as err:  # noqa: BLE001 - which exception it is, is the answer
+        return {"matched": matched, "error": type(err).__name__}
+    return {"matched": matched, "error": None}
 
 
 # ps1.lowering -----------------------------------------------------------------------------------
