@@ -58,8 +58,9 @@ def xyz(dtype=np.float32, *, tangents: bool = False, cotangent: bool = False):
 
 
 def scalars(rng: np.random.Generator) -> dict:
+    # 0-d arrays rather than NumPy scalars: plain data is arrays and Python scalars.
     a, b = _normal(rng, (2,))
-    return {"a": np.float32(a), "b": np.float32(b)}
+    return {"a": np.asarray(a), "b": np.asarray(b)}
 
 
 def static_scalars(rng: np.random.Generator) -> dict:
