@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from autograder.assignments.ps3_pitfalls.checks import ASSIGNMENT
-from autograder.assignments.ps3_pitfalls.mutants import DEMO, MUTANTS
+from autograder.assignments.ps3_pitfalls.mutants import ALTERNATIVES, DEMO, MUTANTS
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "ps3_pitfalls"
@@ -63,8 +63,8 @@ def grade_notebook(nb, tmp_path: Path) -> dict:
 
 
 def grade_mutants(tmp_path: Path) -> dict:
-    """mutant name -> the report of grade_notebook, restricted to the checks of the tasks whose
-    solution cells the mutant replaces. One process: the reference notebook runs once, and each
+    """mutant (or alternative) name -> the report of grade_notebook, restricted to the checks of
+    the tasks whose solution cells the mutant replaces. One process: the reference notebook runs once, and each
     mutant re-runs only its replaced cells (and their test cells) on a copy of that namespace,
     which is what running the whole mutated notebook would give, since tasks share no names."""
     import nbformat
@@ -112,10 +112,8 @@ def _run(mode: str, notebook_path: str, result_path: str) -> None:
         if mode == "full":
             report = {**_check_all(assignment, probes, ns), "_cell_errors": errors}
         else:
-            from autograder.assignments.ps3_pitfalls.mutants import MUTANTS
-
             report = {}
-            for name, (_, fills) in MUTANTS.items():
+            for name, (_, fills) in {**MUTANTS, **ALTERNATIVES}.items():
                 cells, tasks = [], set()
                 for i, cell in enumerate(nb.cells):
                     grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
@@ -210,6 +208,12 @@ def test_each_mutant_loses_points_on_its_task(mutants, name):
     assert lost, f"{name} earned every point of {tasks}"
     for check in lost.values():
         assert check["message"], check
+
+
+@pytest.mark.parametrize("name", sorted(ALTERNATIVES))
+def test_each_alternative_correct_fix_earns_every_point(mutants, name):
+    report = _checks(mutants[name])
+    assert report and all(v["passed"] for v in report.values()), report
 
 
 def test_a_demo_mutant_graded_whole_matches_the_shortcut(mutants, tmp_path):

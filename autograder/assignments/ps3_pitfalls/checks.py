@@ -113,9 +113,11 @@ def _inputs_benchmark(rng):
 
 def _inputs_donate(rng):
     shapes = {"b": (int(rng.integers(2, 5)),), "w": (3, int(rng.integers(2, 5)))}
-    return {"params": {k: rng.normal(size=s).astype(np.float32).tolist() for k, s in shapes.items()},
-            "grads": {k: rng.normal(size=s).astype(np.float32).tolist() for k, s in shapes.items()},
-            "lr": float(rng.choice([0.1, 0.05, 0.5]))}
+
+    def tree():
+        return {k: rng.normal(size=s).astype(np.float32).tolist() for k, s in shapes.items()}
+
+    return {"params": tree(), "grads": tree(), "lr": float(rng.choice([0.1, 0.05, 0.5]))}
 
 
 def _inputs_debug_print(rng):
@@ -198,7 +200,7 @@ def _judge_debug_print(expected: dict, outcome: Outcome) -> Verdict:
     if len(lines) != len(expected["printed"]):
         return Verdict(False, f"{len(expected['printed'])} jitted calls printed {len(lines)} "
                               "lines; each call should print one")
-    for i, (line, number) in enumerate(zip(lines, expected["printed"])):
+    for i, (line, number) in enumerate(zip(lines, expected["printed"], strict=True)):
         if number not in line:
             return Verdict(False, f"line {i + 1} printed does not show the value of that call")
     return judge.close(expected["values"], Outcome(value=outcome.value["values"]))

@@ -4,6 +4,9 @@ MUTANTS: name -> (description, {solution cell grade_id: the cell's source as the
 it}). Each must lose points on its own task (the solution cell's grade_id is the task id without
 its ``ps3.`` prefix) and nowhere else; tests/assignments/test_ps3_pitfalls.py checks both.
 DEMO: the mutants that the demo class hands in.
+ALTERNATIVES: correct fixes written differently from the reference (scan, while_loop,
+register_dataclass, tanh, timeit, ...), same format; each must earn every point of its task, so
+the checks do not demand the reference's exact form.
 """
 
 from __future__ import annotations
@@ -252,7 +255,8 @@ MUTANTS: dict[str, tuple[str, dict[str, str]]] = {
                             {"safe_log": _SAFE_LOG_NAN_TO_NUM}),
     "log_or_y_outer_only": ("only the outer where: nan gradient at x = 0",
                             {"log_or_y": _LOG_OR_Y_OUTER_ONLY}),
-    "log_or_y_inner_only": ("only the inner where: 0 instead of y", {"log_or_y": _LOG_OR_Y_INNER_ONLY}),
+    "log_or_y_inner_only": ("only the inner where: 0 instead of y",
+                            {"log_or_y": _LOG_OR_Y_INNER_ONLY}),
     "smooth_step_hard": ("the comparison left in (bug left in)", {"smooth_step": _STEP_HARD}),
     "smooth_step_naive": ("1 / (1 + exp(-z)) by hand: nan gradient far below 0",
                           {"smooth_step": _STEP_NAIVE}),
@@ -281,3 +285,78 @@ MUTANTS: dict[str, tuple[str, dict[str, str]]] = {
 }
 
 DEMO = ("loop_unrolled", "divide_single_where", "benchmark_times_compilation")
+
+
+ALTERNATIVES: dict[str, tuple[str, dict[str, str]]] = {
+    name: ("a correct fix in another form", fills) for name, fills in {
+        "loop_scan": {"loop": '''
+def relax(x, steps):
+    def body(x, _):
+        return x + 0.25 * (jnp.roll(x, 1) - 2.0 * x + jnp.roll(x, -1)), None
+    return lax.scan(body, x, length=steps)[0]
+'''},
+        "loop_while": {"loop": '''
+def relax(x, steps):
+    def body(c):
+        i, x = c
+        return i + 1, x + 0.25 * (jnp.roll(x, 1) - 2.0 * x + jnp.roll(x, -1))
+    return lax.while_loop(lambda c: c[0] < steps, body, (0, x))[1]
+'''},
+        "method_dataclass": {"method": '''
+import dataclasses
+from functools import partial
+
+@partial(jax.tree_util.register_dataclass, data_fields=["factor"], meta_fields=["enabled"])
+@dataclasses.dataclass
+class Scaler:
+    factor: jax.Array
+    enabled: bool
+
+    @jax.jit
+    def apply(self, y):
+        return self.factor * y if self.enabled else y
+'''},
+        "safe_log_inner": {"safe_log": '''
+def safe_log(x):
+    return jnp.log(jnp.where(x > 0, x, 1.0))
+'''},
+        "step_tanh": {"smooth_step": '''
+def smooth_step(x, temperature):
+    return 0.5 * (1 + jnp.tanh(x / (2 * temperature)))
+'''},
+        "bench_timeit_median": {"benchmark": '''
+import timeit
+def benchmark(f, *args, repeats=5):
+    args = [jax.device_put(a) for a in args]
+    f(*args).block_until_ready()
+    times = []
+    for _ in range(repeats):
+        t0 = timeit.default_timer()
+        f(*args).block_until_ready()
+        times.append(timeit.default_timer() - t0)
+    return float(np.median(times))
+'''},
+        "bench_block_last": {"benchmark": '''
+from time import perf_counter
+def benchmark(f, *args, repeats=5):
+    args = jax.device_put(args)
+    jax.block_until_ready(f(*args))
+    t0 = perf_counter()
+    for _ in range(repeats):
+        out = f(*args)
+    out.block_until_ready()
+    return (perf_counter() - t0) / repeats
+'''},
+        "donate_names": {"donate": 'sgd_step = jax.jit(sgd_update, donate_argnames="params")\n'},
+        "print_positional": {"debug_print": '''
+def traced_sqrt(x):
+    jax.debug.print("{}", x)
+    return jnp.sqrt(x)
+'''},
+        "callback_expand": {"callback": '''
+def ranks(x):
+    result = jax.ShapeDtypeStruct(x.shape, np.int32)
+    return jax.pure_callback(host_ranks, result, x, vmap_method="expand_dims")
+'''},
+    }.items()
+}
