@@ -181,7 +181,7 @@ def test_reference_earns_every_point(reference):
     assert reference["_cell_errors"] == {}
     failed = {k: v["message"] for k, v in _checks(reference).items() if not v["passed"]}
     assert failed == {}
-    assert sum(v["points"] for v in _checks(reference).values()) == 27
+    assert sum(v["points"] for v in _checks(reference).values()) == 29
 
 
 def test_no_deprecation_warnings(reference, mutants):

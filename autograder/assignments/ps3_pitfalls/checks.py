@@ -18,6 +18,7 @@ TASKS = (
     Task("ps3.pure", "shift(x, offset): a pure function that jit can cache"),
     Task("ps3.loop", "relax(x, steps): the Python loop as lax.fori_loop or lax.scan"),
     Task("ps3.method", "Scaler: a pytree class whose jitted method sees mutations"),
+    Task("ps3.placement", "commit_to(x, device): an array committed to a device"),
     Task("ps3.divide", "divide(x, y): traceable under jit, grad and vmap"),
     Task("ps3.safe_log", "safe_log(x): log with a finite gradient where x <= 0"),
     Task("ps3.log_or_y", "log_or_y(x, y): log(x) or y, with finite gradients"),
@@ -162,6 +163,17 @@ def _judge_pytree(expected: dict, outcome: Outcome) -> Verdict:
     return judge.close(expected["values"], Outcome(value=got["values"]))
 
 
+def _judge_placement(expected: dict, outcome: Outcome) -> Verdict:
+    if outcome.raised:
+        return Verdict(False, f"raised {outcome.raised}: {outcome.message}")
+    got = outcome.value
+    if got["on_device"] is not True:
+        return Verdict(False, "the array is not on the requested device")
+    if got["committed"] is not True:
+        return Verdict(False, "the array is not committed: JAX may still move it")
+    return judge.close(expected, Outcome(value=got["values"]))
+
+
 def _judge_benchmark(expected: float, outcome: Outcome) -> Verdict:
     if outcome.raised:
         return Verdict(False, f"raised {outcome.raised}: {outcome.message}")
@@ -248,6 +260,16 @@ CHECKS = (
                _f32(i["y"]) * np.float32(i["factors"][1]), _f32(i["y"])]},
            _judge_pytree,
            blame="Scaler: tree_flatten must return factor as the child and enabled as aux data"),
+    _check("ps3.placement.host", "ps3.placement", "commit_to(a NumPy array, device)", 1,
+           "test_placement", lambda rng: {"x": _vector(rng, int(rng.integers(2, 6)), -5, 5)},
+           lambda i: _f32(i["x"]), _judge_placement,
+           blame="commit_to: jax.device_put with a device commits; default_device does not"),
+    _check("ps3.placement.uncommitted", "ps3.placement",
+           "commit_to(an uncommitted JAX array, device)", 1, "test_placement",
+           lambda rng: {"x": _vector(rng, int(rng.integers(2, 6)), -5, 5)},
+           lambda i: _f32(i["x"]), _judge_placement,
+           blame="commit_to: an array already on the device is still uncommitted until "
+                 "device_put names the device"),
     _check("ps3.divide.jit", "ps3.divide", "jit(divide) on arrays", 1, "test_divide",
            _inputs_divide, lambda i: np.asarray(_divide_reference(_f32(i["x"]), _f32(i["y"]))),
            blame="divide: Python if/else needs a concrete y; select with jnp.where"),

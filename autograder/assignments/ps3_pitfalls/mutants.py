@@ -102,6 +102,17 @@ _METHOD_ALL_AUX = _METHOD_TEMPLATE.format(
     apply="self.factor * y if self.enabled else y",
     flatten="(), (self.factor, self.enabled)", unflatten="*aux_data")
 
+_PLACEMENT_NO_DEVICE = '''
+def commit_to(x, device):
+    return jax.device_put(x)
+'''
+
+_PLACEMENT_DEFAULT_DEVICE = '''
+def commit_to(x, device):
+    with jax.default_device(device):
+        return jnp.asarray(x)
+'''
+
 _DIVIDE_PYTHON_IF = '''
 def divide(x, y):
     return x / y if y >= 1.0 else 0.0
@@ -245,6 +256,10 @@ MUTANTS: dict[str, tuple[str, dict[str, str]]] = {
                               {"method": _METHOD_ALL_CHILDREN_WHERE}),
     "method_all_aux": ("factor as aux data: static, an array cannot be a cache key",
                        {"method": _METHOD_ALL_AUX}),
+    "placement_no_device": ("device_put without the device: uncommitted",
+                            {"placement": _PLACEMENT_NO_DEVICE}),
+    "placement_default_device": ("jax.default_device: right device, uncommitted",
+                                 {"placement": _PLACEMENT_DEFAULT_DEVICE}),
     "divide_python_if": ("Python if on y (bug left in)", {"divide": _DIVIDE_PYTHON_IF}),
     "divide_single_where": ("only the outer where: nan gradient at y = 0",
                             {"divide": _DIVIDE_SINGLE_WHERE}),

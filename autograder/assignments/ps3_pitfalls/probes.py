@@ -93,6 +93,25 @@ def probe_method_pytree(ns: dict, inputs: dict) -> dict:
     return {"values": values, "compilations": compilations, "leaves": len(leaves)}
 
 
+# ps3.placement ----------------------------------------------------------------------------------
+
+
+def _placement(ns: dict, x: Any) -> dict:
+    device = jax.devices()[-1]
+    placed = ns["commit_to"](x, device)
+    return {"values": placed, "committed": placed.committed,
+            "on_device": placed.devices() == {device}}
+
+
+def probe_placement_host(ns: dict, inputs: dict) -> dict:
+    return _placement(ns, np.asarray(inputs["x"], np.float32))
+
+
+def probe_placement_uncommitted(ns: dict, inputs: dict) -> dict:
+    # An uncommitted JAX array, already on the default device: it must still come back committed.
+    return _placement(ns, _device_put(np.asarray(inputs["x"], np.float32)))
+
+
 # ps3.divide, ps3.safe_log, ps3.log_or_y, ps3.smooth_step -----------------------------------------
 
 
