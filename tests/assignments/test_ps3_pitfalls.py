@@ -64,7 +64,7 @@ def grade_notebook(nb, tmp_path: Path) -> dict:
 
 def grade_mutants(tmp_path: Path) -> dict:
     """mutant (or alternative) name -> the report of grade_notebook, restricted to the checks of
-    the tasks whose solution cells the mutant replaces. One process: the reference notebook runs once, and each
+    the tasks whose solution cells the mutant replaces; "_reference" -> the reference's report. One process: the reference notebook runs once, and each
     mutant re-runs only its replaced cells (and their test cells) on a copy of that namespace,
     which is what running the whole mutated notebook would give, since tasks share no names."""
     import nbformat
@@ -112,7 +112,8 @@ def _run(mode: str, notebook_path: str, result_path: str) -> None:
         if mode == "full":
             report = {**_check_all(assignment, probes, ns), "_cell_errors": errors}
         else:
-            report = {}
+            # The reference itself is graded here too: it is the namespace every mutant starts from.
+            report = {"_reference": {**_check_all(assignment, probes, ns), "_cell_errors": errors}}
             for name, (_, fills) in {**MUTANTS, **ALTERNATIVES}.items():
                 cells, tasks = [], set()
                 for i, cell in enumerate(nb.cells):
@@ -164,13 +165,13 @@ def test_release_hides_solutions_and_hidden_tests():
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory):
-    return grade_notebook(build_notebook(), tmp_path_factory.mktemp("reference"))
+def mutants(tmp_path_factory):
+    return grade_mutants(tmp_path_factory.mktemp("mutants"))
 
 
 @pytest.fixture(scope="module")
-def mutants(tmp_path_factory):
-    return grade_mutants(tmp_path_factory.mktemp("mutants"))
+def reference(mutants):
+    return {**mutants["_reference"], "_warnings": mutants["_warnings"]}
 
 
 def _checks(report: dict) -> dict:
