@@ -1,0 +1,51 @@
+"""A Sphinx extension with the fixes the book's HTML needs on the pinned jupyter-book stack.
+
+Loaded from _config.yml (``sphinx: extra_extensions: [jaxcourse.book_site]``). Each fix removes a
+console error a reader's browser would log on every page (tests/browser checks there are none).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+FAVICON = Path(__file__).with_name("_static") / "favicon.svg"
+
+
+def _config_inited(app, config) -> None:
+    # Without a default mode, pydata-sphinx-theme logs "Got invalid theme mode" on a first visit.
+    # Light, because the book's matplotlib figures are drawn on white.
+    config.html_context.setdefault("default_mode", "light")
+    # Without an icon of its own, every browser asks for /favicon.ico and logs a 404.
+    if not config.html_favicon:
+        config.html_favicon = str(FAVICON)
+
+
+def _script_key(script) -> tuple:
+    # The copies differ only in an inline script's filename, None in one and "" in the other.
+    attributes = getattr(script, "attributes", {})
+    filename = getattr(script, "filename", script) or ""
+    return (str(filename), tuple(sorted((k, str(v)) for k, v in attributes.items())))
+
+
+def _drop_duplicate_scripts(app, pagename, templatename, context, doctree) -> None:
+    # Inline scripts that extensions register after the builder has started (the settings of
+    # sphinx-thebe and sphinx-togglebutton) reach each page twice; the second
+    # `const THEBE_JS_URL = ...` is a SyntaxError in the browser.
+    scripts = context.get("script_files")
+    if not scripts:
+        return
+    seen: set[tuple] = set()
+    unique = []
+    for script in scripts:
+        key = _script_key(script)
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    context["script_files"] = unique
+
+
+def setup(app):
+    app.connect("config-inited", _config_inited)
+    # Late, after the theme has added its own scripts to the page's context.
+    app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
