@@ -11,7 +11,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import EXECUTED, ROOT, SCREENSHOTS, toc_docnames, toc_parts
+from browser_site import EXECUTED, ROOT, SCREENSHOTS, toc_docnames, toc_parts
 
 PAGES = toc_docnames()
 SEARCH_TERM = "transpose"
