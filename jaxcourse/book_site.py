@@ -1,14 +1,16 @@
 """A Sphinx extension with the fixes the book's HTML needs on the pinned jupyter-book stack.
 
-Loaded from _config.yml (``sphinx: extra_extensions: [jaxcourse.book_site]``). Each fix removes a
-console error a reader's browser would log on every page (tests/browser checks there are none).
+Loaded from _config.yml (``sphinx: extra_extensions: [jaxcourse.book_site]``). Most fixes remove
+a console error a reader's browser would log on every page (tests/browser checks there are none);
+book_site.css tidies the page header.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-FAVICON = Path(__file__).with_name("_static") / "favicon.svg"
+STATIC = Path(__file__).with_name("_static")
+FAVICON = STATIC / "favicon.svg"
 
 
 def _config_inited(app, config) -> None:
@@ -18,6 +20,7 @@ def _config_inited(app, config) -> None:
     # Without an icon of its own, every browser asks for /favicon.ico and logs a 404.
     if not config.html_favicon:
         config.html_favicon = str(FAVICON)
+    config.html_static_path.append(str(STATIC))
 
 
 def _script_key(script) -> tuple:
@@ -46,6 +49,7 @@ def _drop_duplicate_scripts(app, pagename, templatename, context, doctree) -> No
 
 def setup(app):
     app.connect("config-inited", _config_inited)
+    app.add_css_file("book_site.css")
     # Late, after the theme has added its own scripts to the page's context.
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
