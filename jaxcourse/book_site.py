@@ -47,7 +47,35 @@ def _drop_duplicate_scripts(app, pagename, templatename, context, doctree) -> No
     context["script_files"] = unique
 
 
+def _keep_cached_outputs_in_executed_notebooks() -> None:
+    """Make _build/jupyter_execute/<doc>.ipynb carry its outputs after a cache hit too.
+
+    myst-nb 1.4 writes that file from the notebook it parsed. When it executes the notebook, the
+    outputs land in that object; when it takes them from jupyter-cache instead, they land in a
+    merged copy, and the file is written without any. Tests read those files, so after a cached
+    rebuild they would find no outputs and no errors to check. The merged cells and metadata
+    are put back into the parsed notebook.
+    """
+    from myst_nb.core.execute.cache import NotebookClientCache
+
+    start_client = NotebookClientCache.start_client
+    if getattr(start_client, "keeps_cached_outputs", False):
+        return
+
+    def start_client_keeping_outputs(self):
+        parsed = self._notebook
+        start_client(self)
+        if self._notebook is not parsed:
+            parsed.cells = self._notebook.cells
+            parsed.metadata = self._notebook.metadata
+            self._notebook = parsed
+
+    start_client_keeping_outputs.keeps_cached_outputs = True
+    NotebookClientCache.start_client = start_client_keeping_outputs
+
+
 def setup(app):
+    _keep_cached_outputs_in_executed_notebooks()
     app.connect("config-inited", _config_inited)
     app.add_css_file("book_site.css")
     # Late, after the theme has added its own scripts to the page's context.
