@@ -2,7 +2,7 @@
 
 Loaded from _config.yml (``sphinx: extra_extensions: [jaxcourse.book_site]``). Most fixes remove
 a console error a reader's browser would log on every page (tests/browser checks there are none);
-book_site.css tidies the page header.
+book_site.css tidies the page header; MathJax is served by the book itself, not from a CDN.
 """
 
 from __future__ import annotations
@@ -11,6 +11,9 @@ from pathlib import Path
 
 STATIC = Path(__file__).with_name("_static")
 FAVICON = STATIC / "favicon.svg"
+# Served from the book's own _static (see _static/mathjax/README.md), relative to it.
+MATHJAX = "mathjax/tex-svg.js"
+SPHINX_MATHJAX_CDN = "https://cdn.jsdelivr.net/npm/mathjax@"
 
 
 def _config_inited(app, config) -> None:
@@ -21,6 +24,9 @@ def _config_inited(app, config) -> None:
     if not config.html_favicon:
         config.html_favicon = str(FAVICON)
     config.html_static_path.append(str(STATIC))
+    # Sphinx loads MathJax from a CDN by default; without a network the math stays raw TeX.
+    if str(config.mathjax_path).startswith(SPHINX_MATHJAX_CDN):
+        config.mathjax_path = MATHJAX
 
 
 def _script_key(script) -> tuple:

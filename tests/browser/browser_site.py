@@ -41,6 +41,7 @@ CHROMIUM_FLAGS = (
     "--disable-dev-shm-usage",
 )
 PAGE_TIMEOUT_S = 30
+MATHJAX_TIMEOUT_S = 15
 WINDOW = (1280, 1000)
 
 
@@ -83,6 +84,8 @@ class PageReport:
     images: list[dict]  # per <img>: src, alt, complete, natural_width, in_content
     links: list[str]  # absolute hrefs of every <a>
     downloads: list[str]  # absolute hrefs of the {download} links
+    math_count: int  # math elements (inline and display) in the article
+    untypeset: list[str]  # the TeX of those MathJax did not typeset
 
 
 _PAGE_SCRIPT = """
@@ -105,9 +108,27 @@ const images = Array.from(document.images).map(img => ({
   natural_width: img.naturalWidth,
   in_content: content.contains(img),
 }));
+const math = Array.from(document.querySelectorAll('article .math'));
+const untypeset = math.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent);
 const links = Array.from(document.querySelectorAll('a[href]')).map(a => a.href);
 const downloads = Array.from(document.querySelectorAll('a.reference.download')).map(a => a.href);
-return {cells, images, links, downloads};
+return {cells, images, links, downloads, math_count: math.length, untypeset};
+"""
+
+
+# Resolves once MathJax has typeset the page, or at once on a page without math; gives up after
+# the timeout (arguments[0], ms) so a page whose MathJax never loads is reported, not waited on.
+_WAIT_FOR_MATHJAX = """
+const [timeout, done] = arguments;
+if (!document.querySelector('.math')) return done(true);
+const until = Date.now() + timeout;
+const poll = () => {
+  const promise = window.MathJax && MathJax.startup && MathJax.startup.promise;
+  if (promise) return promise.then(() => done(true), () => done(false));
+  if (Date.now() > until) return done(false);
+  setTimeout(poll, 50);
+};
+poll();
 """
 
 
@@ -153,6 +174,7 @@ class Site:
                 "return Array.from(document.images).every(i => i.complete)"
             )
         )
+        self.driver.execute_async_script(_WAIT_FOR_MATHJAX, MATHJAX_TIMEOUT_S * 1000)
 
     def page(self, docname: str) -> PageReport:
         if docname not in self._reports:
@@ -169,6 +191,8 @@ class Site:
                 images=seen["images"],
                 links=seen["links"],
                 downloads=seen["downloads"],
+                math_count=seen["math_count"],
+                untypeset=seen["untypeset"],
             )
         return self._reports[docname]
 

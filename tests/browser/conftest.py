@@ -66,6 +66,7 @@ def driver(tmp_path_factory):
     service = Service(executable_path=str(CHROMEDRIVER))
     browser = webdriver.Chrome(service=service, options=options)
     browser.set_page_load_timeout(PAGE_TIMEOUT_S)
+    browser.set_script_timeout(PAGE_TIMEOUT_S)
     try:
         yield browser
     finally:
