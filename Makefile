@@ -5,6 +5,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# nbgrader's gradebook runs `alembic` as a subprocess: the venv's tools must be on PATH.
+export PATH := $(abspath $(BIN)):$(PATH)
 
 .PHONY: all setup book release demo test lint constraints clean
 
@@ -12,7 +14,8 @@ all: book release demo
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt constraints.txt pyproject.toml
+$(STAMP): requirements.txt constraints.txt pyproject.toml scripts/install_browser.sh
+	bash scripts/install_browser.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .

@@ -106,8 +106,12 @@ def release_all(*, root: Path, db_url: str | None = None) -> list[Path]:
 
 
 def hidden_lines(name: str, *, root: Path) -> set[str]:
-    """The code lines inside the source's solution and hidden-test regions."""
-    lines = set()
+    """Code lines found only inside the source's solution and hidden-test regions.
+
+    A line that the source also shows outside those regions (a provided cell that demonstrates a
+    bug the solution keeps part of, say) is not secret, so it does not count as a leak.
+    """
+    inside_lines, outside_lines = set(), set()
     for cell in source_notebook(name, root=root).cells:
         inside = False
         for line in cell.source.splitlines():
@@ -116,9 +120,9 @@ def hidden_lines(name: str, *, root: Path) -> set[str]:
                 inside = True
             elif any(text == end for _, end in REGIONS):
                 inside = False
-            elif inside and len(text) >= 10 and not text.startswith("#"):
-                lines.add(text)
-    return lines
+            elif len(text) >= 10 and not text.startswith("#"):
+                (inside_lines if inside else outside_lines).add(text)
+    return inside_lines - outside_lines
 
 
 def stale(name: str, *, root: Path) -> list[str]:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs Debian's chromium and chromedriver for the browser test (tests/browser/), once.
 # The test drives only these system binaries: no test tool may download a browser of its own.
-# Without root it cannot install, so it says what to run and fails the set-up instead.
+# Without root it cannot install: it says what to run and carries on, so `make` still builds the
+# book and grades the demo; only the browser test (in `make test`) then fails, saying why.
 set -euo pipefail
 
 if [[ -x /usr/bin/chromium && -x /usr/bin/chromedriver ]]; then
@@ -10,7 +11,7 @@ fi
 if [[ $(id -u) -ne 0 ]]; then
     echo "The browser test needs Debian's chromium and chromedriver; as root, run:" >&2
     echo "  apt-get update && apt-get install -y chromium chromium-driver" >&2
-    exit 1
+    exit 0
 fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
