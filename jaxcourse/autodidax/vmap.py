@@ -28,6 +28,7 @@ from jaxcourse.autodidax.core import (
     reduce_sum_p,
     sin,
     sin_p,
+    transpose,
     unzip2,
 )
 from jaxcourse.autodidax.jvp import jvp
@@ -102,10 +103,17 @@ def vmap(f, in_axes):
 
 
 def jacfwd(f, x):
-    """The Jacobian of ``f`` at ``x``: one JVP per basis vector, batched by vmap."""
+    """The Jacobian of ``f`` at ``x``, shaped ``f(x).shape + x.shape`` like ``jax.jacfwd``.
+
+    One JVP per input basis vector, all at once under vmap.
+    """
 
     def pushforward(v):
         return jvp(f, (x,), (v,))[1]
 
     basis = np.eye(np.size(x)).reshape(np.shape(x) * 2)
-    return vmap(pushforward, (0,))(basis)
+    # vmap stacks the columns along axis 0 (input axes first); the Jacobian wants them last.
+    columns = vmap(pushforward, (0,))(basis)
+    in_ndim = np.ndim(x)
+    out_axes = list(range(in_ndim, np.ndim(columns)))
+    return transpose(columns, out_axes + list(range(in_ndim)))

@@ -222,6 +222,15 @@ def test_jacfwd_matches_jax(program, x):
     np.testing.assert_allclose(jacfwd(f_ours, x), jax.jacfwd(f_jax)(x), rtol=1e-9, atol=1e-10)
 
 
+@settings(max_examples=20, deadline=None)
+@given(programs, vectors)
+def test_jacfwd_of_a_mixing_function_is_not_transposed(program, x):
+    # reduce_sum couples the entries, so the Jacobian is not symmetric in general.
+    f_ours = lambda a: run(program, OURS, a, OURS["mul"](a, OURS["sum"](a)))
+    f_jax = lambda a: run(program, THEIRS, a, THEIRS["mul"](a, THEIRS["sum"](a)))
+    np.testing.assert_allclose(jacfwd(f_ours, x), jax.jacfwd(f_jax)(x), rtol=1e-9, atol=1e-10)
+
+
 def test_jacobian_of_sin_on_arange():
     x = np.arange(3.0)
     np.testing.assert_allclose(jacfwd(sin, x), jax.jacfwd(jnp.sin)(x), rtol=1e-12)
