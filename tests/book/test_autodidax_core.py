@@ -23,7 +23,6 @@ from jaxcourse.autodidax.jvp import JVPTrace, deriv, jvp, jvp_v1
 from jaxcourse.autodidax.pytree import register_pytree_node, tree_flatten, tree_unflatten
 from jaxcourse.autodidax.vmap import jacfwd, vmap
 
-
 OURS = {"sin": core.sin, "cos": core.cos, "neg": core.neg, "add": core.add, "mul": core.mul,
         "sum": lambda x: core.reduce_sum(x, 0)}
 THEIRS = {"sin": jnp.sin, "cos": jnp.cos, "neg": jnp.negative, "add": jnp.add,
