@@ -26,15 +26,14 @@ not_mapped = NotMapped()  # the batch axis of a value that is the same for every
 
 def mapped_aval(batch_dim, aval):
     """The abstract value of one batch member: ``aval`` without its batch axis."""
-    shape = list(aval.shape)
-    del shape[batch_dim]
-    return ShapedArray(tuple(shape), aval.dtype)
+    return ShapedArray(aval.shape[:batch_dim] + aval.shape[batch_dim + 1:], aval.dtype)
 
 
 def moveaxis(x, src: int, dst: int):
-    perm = [i for i in range(np.ndim(x)) if i != src]
-    perm.insert(dst, src)
-    return transpose(x, perm)
+    order = list(range(np.ndim(x)))
+    order.remove(src)
+    order.insert(dst, src)
+    return transpose(x, order)
 
 
 def move_batch_axis(axis_size, src, dst, x):
@@ -50,15 +49,12 @@ def move_batch_axis(axis_size, src, dst, x):
 
 class BatchTracer(Tracer):
     def __init__(self, trace, val, batch_dim):
-        self._trace = trace
-        self.val = val
-        self.batch_dim = batch_dim
+        self._trace, self.val, self.batch_dim = trace, val, batch_dim
 
     @property
     def aval(self):
-        if self.batch_dim is not_mapped:
-            return get_aval(self.val)
-        return mapped_aval(self.batch_dim, get_aval(self.val))
+        whole = get_aval(self.val)
+        return whole if self.batch_dim is not_mapped else mapped_aval(self.batch_dim, whole)
 
     def full_lower(self):
         # An unmapped value needs no box: hand it to the interpreter below.

@@ -16,47 +16,59 @@ class Primitive(NamedTuple):
     name: str
 
 
-add_p = Primitive("add")
-mul_p = Primitive("mul")
+# Elementwise, one operand.
 neg_p = Primitive("neg")
 sin_p = Primitive("sin")
 cos_p = Primitive("cos")
-reduce_sum_p = Primitive("reduce_sum")
+# Elementwise, two operands.
+add_p = Primitive("add")
+mul_p = Primitive("mul")
+# Comparisons, with boolean outputs.
 greater_p = Primitive("greater")
 less_p = Primitive("less")
+# Reductions and shape changes, whose metadata is passed by keyword.
+reduce_sum_p = Primitive("reduce_sum")
 transpose_p = Primitive("transpose")
 broadcast_p = Primitive("broadcast")
 
 
-def add(x, y):
-    return bind1(add_p, x, y)
-
-
-def mul(x, y):
-    return bind1(mul_p, x, y)
-
-
 def neg(x):
+    """-x"""
     return bind1(neg_p, x)
 
 
 def sin(x):
+    """The sine, elementwise."""
     return bind1(sin_p, x)
 
 
 def cos(x):
+    """The cosine, elementwise."""
     return bind1(cos_p, x)
 
 
+def add(x, y):
+    """x + y, elementwise."""
+    return bind1(add_p, x, y)
+
+
+def mul(x, y):
+    """x * y, elementwise."""
+    return bind1(mul_p, x, y)
+
+
 def greater(x, y):
+    """x > y, elementwise."""
     return bind1(greater_p, x, y)
 
 
 def less(x, y):
+    """x < y, elementwise."""
     return bind1(less_p, x, y)
 
 
 def transpose(x, perm):
+    """``x`` with its axes permuted: axis ``i`` of the result is axis ``perm[i]`` of ``x``."""
     return bind1(transpose_p, x, perm=tuple(perm))
 
 
@@ -130,6 +142,14 @@ def swap(f):
     return lambda x, y: f(y, x)
 
 
+def _forward(name):
+    def method(self, *args):
+        return getattr(self.aval, name)(self, *args)
+
+    method.__name__ = name
+    return method
+
+
 class Tracer:
     """A boxed value flowing through a function under transformation.
 
@@ -147,29 +167,15 @@ class Tracer:
     def full_lower(self):
         return self
 
-    def __neg__(self):
-        return self.aval._neg(self)
-
-    def __add__(self, other):
-        return self.aval._add(self, other)
-
-    def __radd__(self, other):
-        return self.aval._radd(self, other)
-
-    def __mul__(self, other):
-        return self.aval._mul(self, other)
-
-    def __rmul__(self, other):
-        return self.aval._rmul(self, other)
-
-    def __gt__(self, other):
-        return self.aval._gt(self, other)
-
-    def __lt__(self, other):
-        return self.aval._lt(self, other)
-
-    def __bool__(self):
-        return self.aval._bool(self)
+    # Each operator asks the abstract value which primitive implements it.
+    __neg__ = _forward("_neg")
+    __add__ = _forward("_add")
+    __radd__ = _forward("_radd")
+    __mul__ = _forward("_mul")
+    __rmul__ = _forward("_rmul")
+    __gt__ = _forward("_gt")
+    __lt__ = _forward("_lt")
+    __bool__ = _forward("_bool")
 
     def __getattr__(self, name):
         # shape, dtype, ndim, ... come from the abstract value.
@@ -189,17 +195,14 @@ class ShapedArray:
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
 
+    # The primitives behind Python's operators, called by Tracer's forwarding methods.
+    _add, _mul, _neg = staticmethod(add), staticmethod(mul), staticmethod(neg)
+    _radd, _rmul = staticmethod(swap(add)), staticmethod(swap(mul))
+    _gt, _lt = staticmethod(greater), staticmethod(less)
+
     @property
     def ndim(self):
         return len(self.shape)
-
-    _neg = staticmethod(neg)
-    _add = staticmethod(add)
-    _radd = staticmethod(swap(add))
-    _mul = staticmethod(mul)
-    _rmul = staticmethod(swap(mul))
-    _gt = staticmethod(greater)
-    _lt = staticmethod(less)
 
     @staticmethod
     def _bool(tracer):
@@ -208,14 +211,17 @@ class ShapedArray:
     def str_short(self):
         return f"{self.dtype.name}[{','.join(map(str, self.shape))}]"
 
+    def _key(self):
+        return self.shape, self.dtype
+
     def __hash__(self):
-        return hash((self.shape, self.dtype))
+        return hash(self._key())
 
     def __eq__(self, other):
-        return type(self) is type(other) and (self.shape, self.dtype) == (other.shape, other.dtype)
+        return type(self) is type(other) and self._key() == other._key()
 
     def __repr__(self):
-        return f"ShapedArray(shape={self.shape}, dtype={self.dtype})"
+        return f"ShapedArray({self.str_short()})"
 
 
 class ConcreteArray(ShapedArray):
@@ -235,8 +241,9 @@ class ConcreteArray(ShapedArray):
         return f"ConcreteArray({self.val!r})"
 
 
+# Python and NumPy types that this core accepts as arrays.
 jax_types = {
-    bool, int, float, np.bool_, np.int32, np.int64, np.float32, np.float64, np.ndarray,
+    bool, int, float, np.ndarray, np.bool_, np.float32, np.float64, np.int32, np.int64,
 }
 
 
@@ -301,9 +308,8 @@ class EvalTrace(Trace):
 
 
 def broadcast_impl(x, *, shape, axes):
-    for axis in sorted(axes):
-        x = np.expand_dims(x, axis)
-    return [np.broadcast_to(x, shape)]
+    # A size-one axis at each new position, which NumPy then stretches to the full shape.
+    return [np.broadcast_to(np.expand_dims(x, tuple(sorted(axes))), shape)]
 
 
 impl_rules = {
@@ -326,12 +332,10 @@ trace_stack.append(MainTrace(0, EvalTrace, None))
 # --- Small helpers the interpreters share ----------------------------------------------------
 def zeros_like(val):
     aval = get_aval(val)
-    return np.zeros(aval.shape, aval.dtype)
+    return np.zeros(aval.shape, dtype=aval.dtype)
 
 
 def unzip2(pairs):
-    firsts, seconds = [], []
-    for a, b in pairs:
-        firsts.append(a)
-        seconds.append(b)
-    return firsts, seconds
+    """A list of pairs as a pair of lists."""
+    pairs = list(pairs)
+    return [first for first, _ in pairs], [second for _, second in pairs]

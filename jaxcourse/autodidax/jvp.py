@@ -30,9 +30,7 @@ from jaxcourse.autodidax.pytree import flatten_fun, tree_flatten, tree_unflatten
 
 class JVPTracer(Tracer):
     def __init__(self, trace, primal, tangent):
-        self._trace = trace
-        self.primal = primal
-        self.tangent = tangent
+        self._trace, self.primal, self.tangent = trace, primal, tangent
 
     @property
     def aval(self):

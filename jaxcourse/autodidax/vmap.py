@@ -36,7 +36,8 @@ from jaxcourse.autodidax.pytree import flatten_fun, tree_flatten, tree_unflatten
 
 
 def binop_batching_rule(op, axis_size, vals_in, dims_in):
-    (x, y), (x_bdim, y_bdim) = vals_in, dims_in
+    x, y = vals_in
+    x_bdim, y_bdim = dims_in
     if x_bdim is not_mapped and y_bdim is not_mapped:
         return [op(x, y)], [not_mapped]
     # Line both operands up on one batch axis, the first mapped operand's.
