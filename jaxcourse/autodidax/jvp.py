@@ -6,6 +6,8 @@ from jaxcourse.autodidax.core import (
     Trace,
     Tracer,
     add_p,
+    broadcast,
+    broadcast_p,
     cos,
     cos_p,
     full_raise,
@@ -22,6 +24,8 @@ from jaxcourse.autodidax.core import (
     reduce_sum_p,
     sin,
     sin_p,
+    transpose,
+    transpose_p,
     unzip2,
     zeros_like,
 )
@@ -83,6 +87,15 @@ def reduce_sum_jvp(primals, tangents, *, axis):
     return [reduce_sum(x, axis)], [reduce_sum(dx, axis)]
 
 
+def transpose_jvp(primals, tangents, *, perm):
+    # Linear: the tangent moves exactly like the value. (Batching rules bind it under jvp.)
+    return [transpose(primals[0], perm)], [transpose(tangents[0], perm)]
+
+
+def broadcast_jvp(primals, tangents, *, shape, axes):
+    return [broadcast(primals[0], shape, axes)], [broadcast(tangents[0], shape, axes)]
+
+
 def comparison_jvp(op, primals, tangents):
     # A boolean output is piecewise constant in the inputs: its tangent is zero.
     out = op(*primals)
@@ -98,6 +111,8 @@ jvp_rules = {
     reduce_sum_p: reduce_sum_jvp,
     greater_p: lambda primals, tangents: comparison_jvp(greater, primals, tangents),
     less_p: lambda primals, tangents: comparison_jvp(less, primals, tangents),
+    transpose_p: transpose_jvp,
+    broadcast_p: broadcast_jvp,
 }
 
 

@@ -16,6 +16,7 @@ from jaxcourse.autodidax.batching import (
 from jaxcourse.autodidax.core import (
     add,
     add_p,
+    broadcast,
     cos,
     cos_p,
     full_raise,
@@ -35,16 +36,36 @@ from jaxcourse.autodidax.jvp import jvp
 from jaxcourse.autodidax.pytree import flatten_fun, tree_flatten, tree_unflatten
 
 
+def _example_ndim(x, bdim):
+    return np.ndim(x) - (bdim is not not_mapped)
+
+
 def binop_batching_rule(op, axis_size, vals_in, dims_in):
     x, y = vals_in
     x_bdim, y_bdim = dims_in
     if x_bdim is not_mapped and y_bdim is not_mapped:
         return [op(x, y)], [not_mapped]
-    # Line both operands up on one batch axis, the first mapped operand's.
-    out_bdim = y_bdim if x_bdim is not_mapped else x_bdim
-    x = move_batch_axis(axis_size, x_bdim, out_bdim, x)
-    y = move_batch_axis(axis_size, y_bdim, out_bdim, y)
-    return [op(x, y)], [out_bdim]
+    rank = max(_example_ndim(x, x_bdim), _example_ndim(y, y_bdim))
+    if _example_ndim(x, x_bdim) == _example_ndim(y, y_bdim):
+        # Line both operands up on one batch axis, the first mapped operand's.
+        out_bdim = y_bdim if x_bdim is not_mapped else x_bdim
+        x = move_batch_axis(axis_size, x_bdim, out_bdim, x)
+        y = move_batch_axis(axis_size, y_bdim, out_bdim, y)
+        return [op(x, y)], [out_bdim]
+    # Different ranks (say a vector times a scalar): NumPy aligns trailing axes, so the batch
+    # axes go in front and the lower-rank operand gets size-one axes right after its batch axis.
+    x = _batch_axis_in_front(axis_size, x_bdim, x, rank)
+    y = _batch_axis_in_front(axis_size, y_bdim, y, rank)
+    return [op(x, y)], [0]
+
+
+def _batch_axis_in_front(axis_size, bdim, x, rank):
+    x = move_batch_axis(axis_size, bdim, 0, x)
+    missing = rank - (np.ndim(x) - 1)
+    if missing == 0:
+        return x
+    shape = (axis_size,) + (1,) * missing + tuple(np.shape(x)[1:])
+    return broadcast(x, shape, range(1, 1 + missing))
 
 
 def vectorized_unop_batching_rule(op, axis_size, vals_in, dims_in):

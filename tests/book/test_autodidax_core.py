@@ -198,6 +198,28 @@ def test_vmap_with_mixed_in_axes_matches_jax(program, ax, ay, batch, n, data):
     np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
 
 
+@settings(max_examples=25, deadline=None)
+@given(axes, axes, st.integers(1, 4), st.integers(1, 4), st.data())
+def test_vmap_of_operands_with_different_ranks_matches_jax(ax, ay, batch, n, data):
+    # A per-example scalar (a sum) meets per-example vectors: the batch axes must still line up.
+    if ax is None and ay is None:
+        ax = 1
+
+    def arg(axis):
+        shape = (n,) if axis is None else ((batch, n) if axis == 0 else (n, batch))
+        return data.draw(hnp.arrays(np.float64, shape, elements=floats))
+
+    x, y = arg(ax), arg(ay)
+    ours = vmap(lambda a, b: a * core.reduce_sum(b, 0) + core.sin(b) * 2.0, (ax, ay))(x, y)
+    theirs = jax.vmap(lambda a, b: a * jnp.sum(b, 0) + jnp.sin(b) * 2.0, (ax, ay))(x, y)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+    ours = jvp(vmap(lambda a, b: a * core.reduce_sum(b, 0), (ax, ay)), (x, y), (y, x))[1] \
+        if x.shape == y.shape else None
+    if ours is not None:
+        f = jax.vmap(lambda a, b: a * jnp.sum(b, 0), (ax, ay))
+        np.testing.assert_allclose(ours, jax.jvp(f, (x, y), (y, x))[1], rtol=1e-10, atol=1e-12)
+
+
 @settings(max_examples=20, deadline=None)
 @given(programs, vectors, vectors)
 def test_vmap_of_jvp_and_jvp_of_vmap_match_jax(program, xs, dxs):
