@@ -66,7 +66,7 @@ def _vec(rng, n):
 def _composite(n_args):
     def make(rng):
         n = int(rng.integers(2, 5))
-        return {"program": programs.draw_program(rng, n_args, int(rng.integers(3, 8)), sums=True),
+        return {"program": programs.draw_program(rng, n_args, int(rng.integers(1, 4)), sums=True),
                 "primals": [_vec(rng, n) for _ in range(n_args)],
                 "tangents": [_vec(rng, n) for _ in range(n_args)]}
 
@@ -74,12 +74,12 @@ def _composite(n_args):
 
 
 def _nested(rng):
-    return {"program": programs.draw_program(rng, 1, int(rng.integers(3, 7)), sums=False),
+    return {"program": programs.draw_program(rng, 1, int(rng.integers(1, 4)), sums=False),
             "x": float(rng.uniform(-2.0, 2.0)), "order": 3}
 
 
 def _comparisons(rng):
-    n = int(rng.integers(3, 6))
+    n = int(rng.integers(1, 4))
     c = float(rng.uniform(-0.5, 0.5))
     return {"x": _vec(rng, n), "y": _vec(rng, n), "c": c,
             "points": [c - float(rng.uniform(0.2, 1.0)), c + float(rng.uniform(0.2, 1.0))]}
@@ -111,7 +111,7 @@ def _structures(rng):
 
 def _tree_jvp(rng):
     n = int(rng.integers(2, 5))
-    return {"program": programs.draw_program(rng, 4, int(rng.integers(3, 7)), sums=True),
+    return {"program": programs.draw_program(rng, 4, int(rng.integers(1, 4)), sums=True),
             "primals": [_vec(rng, n) for _ in range(4)],
             "tangents": [_vec(rng, n) for _ in range(4)]}
 
@@ -121,19 +121,30 @@ def _perturbation(rng):
 
 
 def _axes_args(rng, n_args, batch, n):
-    """in_axes drawn from 0, 1 and None (at least one mapped), and arguments shaped to match."""
+    """in_axes from 0, 1 and None, with a 1 always and a None whenever there are three or more
+    arguments, and arguments shaped to match."""
     axes = [[0, 1, None][rng.integers(3)] for _ in range(n_args)]
-    if all(ax is None for ax in axes):
-        axes[int(rng.integers(n_args))] = int(rng.integers(2))
+    positions = rng.permutation(n_args)
+    if 1 not in axes:
+        axes[positions[0]] = 1
+    if n_args >= 3 and None not in axes:
+        axes[positions[1]] = None
     shapes = {0: (batch, n), 1: (n, batch), None: (n,)}
     return axes, [rng.uniform(-2.0, 2.0, size=shapes[ax]) for ax in axes]
 
 
+def _sizes(rng):
+    batch = int(rng.integers(2, 5))
+    return batch, batch + int(rng.integers(1, 3))  # unequal, so a misplaced axis cannot hide
+
+
 def _mixed_axes(n_args):
     def make(rng):
-        axes, args = _axes_args(rng, n_args, int(rng.integers(2, 5)), int(rng.integers(2, 5)))
-        return {"program": programs.draw_program(rng, n_args, int(rng.integers(3, 7)), sums=False),
-                "in_axes": axes, "args": args}
+        axes, args = _axes_args(rng, n_args, *_sizes(rng))
+        focus = [i for i, ax in enumerate(axes) if ax == 1]
+        program = programs.draw_program(rng, n_args, int(rng.integers(1, 4)), sums=False,
+                                        focus=focus)
+        return {"program": program, "in_axes": axes, "args": args}
 
     return make
 
@@ -149,7 +160,7 @@ def _reduce_sum_cases(rng):
 
 def _batch_of_points(rng):
     batch = int(rng.integers(2, 6))
-    return {"program": programs.draw_program(rng, 1, int(rng.integers(3, 7)), sums=False),
+    return {"program": programs.draw_program(rng, 1, int(rng.integers(1, 4)), sums=False),
             "xs": _vec(rng, batch), "ts": _vec(rng, batch)}
 
 
@@ -176,12 +187,12 @@ def _unmapped(rng):
 
 
 def _jac_vector(rng):
-    return {"program": programs.draw_program(rng, 1, int(rng.integers(3, 7)), sums=False),
+    return {"program": programs.draw_program(rng, 1, int(rng.integers(1, 4)), sums=False),
             "x": _vec(rng, int(rng.integers(2, 5)))}
 
 
 def _jac_matrix(rng):
-    return {"program": programs.draw_program(rng, 1, int(rng.integers(3, 6)), sums=False),
+    return {"program": programs.draw_program(rng, 1, int(rng.integers(1, 4)), sums=False),
             "x": rng.uniform(-2.0, 2.0, size=(2, int(rng.integers(2, 4))))}
 
 
@@ -242,7 +253,8 @@ def expect_tree_leaves(inputs):
 
 def expect_roundtrip(inputs):
     doubled = _double(programs.decode(inputs["tree"]))
-    return {"structure": programs.describe(doubled), "values": programs.encode(doubled)}
+    return {"structure": programs.describe(doubled),
+            "values": np.asarray(programs.canonical_leaves(doubled), dtype=np.float64)}
 
 
 def _double(tree):

@@ -205,7 +205,8 @@ def probe_pytree_roundtrip(ns, inputs):
     tree = programs.decode(inputs["tree"])
     leaves, treedef = own(ns, "tree_flatten")(tree)
     rebuilt = own(ns, "tree_unflatten")(treedef, [2.0 * v for v in leaves])
-    return {"structure": programs.describe(rebuilt), "values": programs.encode(rebuilt)}
+    values = np.asarray(programs.canonical_leaves(rebuilt), dtype=np.float64)
+    return {"structure": programs.describe(rebuilt), "values": values}
 
 
 def probe_pytree_structure(ns, inputs):

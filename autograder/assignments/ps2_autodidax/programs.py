@@ -31,38 +31,53 @@ def theirs() -> dict:
             "mul": jnp.multiply, "sum": lambda x: jnp.sum(x, 0)}
 
 
-def draw_program(rng: np.random.Generator, n_args: int, steps: int, *, sums: bool) -> list:
+def draw_program(rng: np.random.Generator, n_args: int, steps: int, *, sums: bool,
+                 focus: list | None = None) -> list:
     """Random steps over ``n_args`` vector arguments; ``sums`` allows reduce_sum steps, which
-    take a vector to a scalar (never a scalar, which has no axis 0)."""
+    take a vector to a scalar (never a scalar, which has no axis 0).
+
+    Every primitive allowed appears at least once (in a random order), so that a wrong rule for
+    any of them shows; ``steps`` more random steps follow. The covering steps apply to the
+    arguments in ``focus`` when given (say, the ones mapped along axis 1).
+    """
+    cover = list(UNARY + BINARY) + (["sum"] if sums else [])
+    cover = [cover[i] for i in rng.permutation(len(cover))]
+    extra = [None] * steps
     program, ranks = [], [1] * n_args
-    for _ in range(steps):
+    for k, op in enumerate(cover + extra):
+        covering = focus and k < len(cover)
+        if op is None:
+            kinds = UNARY + BINARY + (("sum",) if sums else ())
+            op = kinds[rng.integers(len(kinds))]
         n = len(ranks)
-        vectors = [i for i, r in enumerate(ranks) if r == 1]
-        kinds = ("unary", "binary", "sum") if sums and len(program) > 0 else ("unary", "binary")
-        kind = kinds[rng.integers(len(kinds))]
-        if kind == "unary":
-            i = int(rng.integers(n))
-            program.append([UNARY[rng.integers(3)], i])
+        if op in UNARY:
+            i = int(rng.choice(focus)) if covering else int(rng.integers(n))
+            program.append([op, i])
             ranks.append(ranks[i])
-        elif kind == "binary":
-            i, j = int(rng.integers(n)), int(rng.integers(n))
-            program.append([BINARY[rng.integers(2)], i, j])
+        elif op in BINARY:
+            i = int(rng.choice(focus)) if covering else int(rng.integers(n))
+            j = int(rng.integers(n))
+            program.append([op, i, j])
             ranks.append(max(ranks[i], ranks[j]))
         else:
+            vectors = [i for i, r in enumerate(ranks) if r == 1]
             program.append(["sum", vectors[int(rng.integers(len(vectors)))]])
             ranks.append(0)
     return program
 
 
 def build(program: list, lib: dict):
-    """The program as a function of its arguments. The output mixes the last two values with the
-    first argument, so that it always depends on the inputs through a primitive."""
+    """The program as a function of its arguments. The output adds up every value the program
+    computed (and the first argument), so that each step, and each primitive, counts."""
 
     def f(*args):
         vals = list(args)
         for op, *operands in program:
             vals.append(lib[op](*(vals[i] for i in operands)))
-        return lib["add"](lib["mul"](vals[-1], vals[-2]), args[0])
+        out = lib["add"](lib["mul"](vals[-1], vals[-2]), args[0])
+        for val in vals[len(args):-2]:
+            out = lib["add"](out, val)
+        return out
 
     return f
 
@@ -124,6 +139,17 @@ def encode(tree):
     if type(tree) in (list, tuple):
         return type(tree)(encode(t) for t in tree)
     return np.asarray(tree, dtype=np.float64)
+
+
+def canonical_leaves(tree) -> list:
+    """The leaves in a fixed order (dicts by sorted key), whoever flattened the tree."""
+    if isinstance(tree, Pair):
+        return canonical_leaves(tree.first) + canonical_leaves(tree.second)
+    if type(tree) is dict:
+        return [v for k in sorted(tree) for v in canonical_leaves(tree[k])]
+    if type(tree) in (list, tuple):
+        return [v for t in tree for v in canonical_leaves(t)]
+    return [tree]
 
 
 def describe(tree) -> str:
