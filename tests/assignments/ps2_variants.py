@@ -21,7 +21,8 @@ import jupytext
 from autograder.assignments.ps2_autodidax import mutants
 from autograder.inprocess import load, run_check
 
-REGION = re.compile(r"^(\s*)### BEGIN SOLUTION\n.*?^\s*### END SOLUTION\n", re.M | re.S)
+REGION = re.compile(r"^(\s*)### BEGIN SOLUTION\n.*?^\s*### END SOLUTION\n",
+                    re.MULTILINE | re.DOTALL)
 HIDDEN = "### BEGIN HIDDEN TESTS"
 
 
@@ -48,12 +49,13 @@ def grade(variant: str, seed: int) -> dict:
         if test_cell:
             if variant == "reference":
                 try:
-                    exec(compile(source.split(HIDDEN)[0], meta["grade_id"], "exec"), dict(ns))
+                    visible = compile(source.split(HIDDEN)[0], meta["grade_id"], "exec")
+                    exec(visible, dict(ns))  # noqa: S102 - our own notebook's test cell
                 except Exception as err:  # noqa: BLE001 - reported, not raised
                     visible_failures.append(f"{meta['grade_id']}: {type(err).__name__}: {err}")
             continue
         try:
-            exec(compile(source, meta.get("grade_id", "?"), "exec"), ns)
+            exec(compile(source, meta.get("grade_id", "?"), "exec"), ns)  # noqa: S102 - trusted
         except Exception as err:  # noqa: BLE001 - a wrong solution may raise anything
             cell_errors.append(f"{meta.get('grade_id')}: {type(err).__name__}: {err}")
     assignment, probes = load("ps2_autodidax")

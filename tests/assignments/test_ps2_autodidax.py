@@ -25,7 +25,8 @@ TOTAL = sum(check.points for check in checks.CHECKS)
 
 @pytest.fixture(scope="module")
 def graded():
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    env = dict(os.environ, PYTHONPATH=path)
     variants = ["reference", "untouched", *mutants.MUTANTS]
     done = subprocess.run(
         [sys.executable, "-W", "error::DeprecationWarning",

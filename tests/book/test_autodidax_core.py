@@ -176,7 +176,8 @@ def test_jvp_of_pytree_function_matches_jax(tree):
     out_j, dout_j = jax.jvp(f_jax, (_plain(tree),), (_plain(ones),))
     for ours, theirs in ((out, out_j), (dout, dout_j)):
         got, want = jax.tree_util.tree_leaves(_plain(ours)), jax.tree_util.tree_leaves(theirs)
-        np.testing.assert_allclose(np.array(got, float), np.array(want, float), rtol=1e-12, atol=1e-300)
+        np.testing.assert_allclose(np.array(got, float), np.array(want, float),
+                                   rtol=1e-12, atol=1e-300)
 
 
 axes = st.sampled_from([0, 1, None])

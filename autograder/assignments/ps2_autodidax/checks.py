@@ -241,7 +241,8 @@ def _tree_fn(program):
     def f(tree):
         x, (y, pair) = tree["a"], tree["b"]
         out = body(x, y, pair.first, pair.second)
-        return {"out": [out, (lib["mul"](x, y),)], "pair": programs.Pair(lib["sin"](x), pair.second)}
+        pair_out = programs.Pair(lib["sin"](x), pair.second)
+        return {"out": [out, (lib["mul"](x, y),)], "pair": pair_out}
 
     return f
 
@@ -341,8 +342,10 @@ def expect_vmap_pytree(inputs):
 
 def expect_unmapped(inputs):
     const = inputs["const"]
-    outs = jax.vmap(lambda x, y: [jnp.sin(x), y, jnp.asarray(const)], in_axes=(inputs["axis"], None))(
-        inputs["x"], inputs["y"])
+    def f(x, y):
+        return [jnp.sin(x), y, jnp.asarray(const)]
+
+    outs = jax.vmap(f, in_axes=(inputs["axis"], None))(inputs["x"], inputs["y"])
     return [_np(v) for v in outs]
 
 

@@ -235,7 +235,8 @@ def tree_function(program, lib):
     def f(tree):
         x, (y, pair) = tree["a"], tree["b"]
         out = body(x, y, pair.first, pair.second)
-        return {"out": [out, (lib["mul"](x, y),)], "pair": programs.Pair(lib["sin"](x), pair.second)}
+        pair_out = programs.Pair(lib["sin"](x), pair.second)
+        return {"out": [out, (lib["mul"](x, y),)], "pair": pair_out}
 
     return f
 
