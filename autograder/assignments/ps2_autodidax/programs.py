@@ -32,13 +32,14 @@ def theirs() -> dict:
 
 
 def draw_program(rng: np.random.Generator, n_args: int, steps: int, *, sums: bool,
-                 focus: list | None = None) -> list:
+                 focus: list | None = None, partners: list | None = None) -> list:
     """Random steps over ``n_args`` vector arguments; ``sums`` allows reduce_sum steps, which
     take a vector to a scalar (never a scalar, which has no axis 0).
 
     Every primitive allowed appears at least once (in a random order), so that a wrong rule for
     any of them shows; ``steps`` more random steps follow. The covering steps apply to the
-    arguments in ``focus`` when given (say, the ones mapped along axis 1).
+    arguments in ``focus`` when given (say, the ones mapped along axis 1), binary ones with a
+    second operand from ``partners`` when given (say, the unmapped arguments).
     """
     cover = list(UNARY + BINARY) + (["sum"] if sums else [])
     cover = [cover[i] for i in rng.permutation(len(cover))]
@@ -56,7 +57,7 @@ def draw_program(rng: np.random.Generator, n_args: int, steps: int, *, sums: boo
             ranks.append(ranks[i])
         elif op in BINARY:
             i = int(rng.choice(focus)) if covering else int(rng.integers(n))
-            j = int(rng.integers(n))
+            j = int(rng.choice(partners)) if covering and partners else int(rng.integers(n))
             program.append([op, i, j])
             ranks.append(max(ranks[i], ranks[j]))
         else:
