@@ -1,0 +1,265 @@
+"""What the browser test knows about the site: its pages, one browser visiting them, HTTP fetches.
+
+One browser session visits every page once and keeps what it saw, so each check reads a cached
+report instead of loading the page again.
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+# The table of contents the site was built from (a partial build may use another).
+TOC = Path(os.environ.get("BOOK_TOC", ROOT / "_toc.yml"))
+HTML = ROOT / "_build" / "html"
+EXECUTED = ROOT / "_build" / "jupyter_execute"
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+# Flags that keep Chromium from reaching out on its own (updates, sync, field trials) while it
+# loads pages, and let it run as root in a container without a GPU. Host names other than the
+# local server's resolve to nothing, so the test sees the site as a reader offline would, on any
+# machine, with or without a network.
+CHROMIUM_FLAGS = (
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+)
+PAGE_TIMEOUT_S = 30
+MATHJAX_TIMEOUT_S = 15
+WINDOW = (1280, 1000)
+
+
+def toc_docnames(toc: Path = TOC) -> list[str]:
+    """Every document of the table of contents, in reading order (root first)."""
+    data = yaml.safe_load(toc.read_text())
+    names = [data["root"]]
+
+    def walk(entries):
+        for entry in entries or ():
+            if "file" in entry:
+                names.append(entry["file"])
+            for key in ("parts", "chapters", "sections"):
+                walk(entry.get(key))
+
+    walk(data.get("parts"))
+    walk(data.get("chapters"))
+    return [str(Path(name).with_suffix("")) for name in names]
+
+
+def toc_parts(toc: Path = TOC) -> dict[str, list[str]]:
+    """Caption of each part -> its documents."""
+    data = yaml.safe_load(toc.read_text())
+    return {
+        part.get("caption", ""): [str(Path(c["file"]).with_suffix("")) for c in part["chapters"]]
+        for part in data.get("parts") or ()
+        if part.get("chapters")
+    }
+
+
+@dataclass
+class PageReport:
+    """What the browser saw on one page."""
+
+    docname: str
+    url: str
+    console_errors: list[str]
+    external_failures: list[str]  # resources from other hosts that could not load (offline)
+    cells: list[dict]  # per code cell: tags, has_input, output_text, output_media, traceback
+    images: list[dict]  # per <img>: src, alt, complete, natural_width, in_content
+    links: list[str]  # absolute hrefs of every <a>
+    downloads: list[str]  # absolute hrefs of the {download} links
+    math_count: int  # math elements (inline and display) in the article
+    untypeset: list[str]  # the TeX of those MathJax did not typeset
+
+
+_PAGE_SCRIPT = """
+const cells = Array.from(document.querySelectorAll('div.cell')).map(cell => {
+  const input = cell.querySelector(':scope > div.cell_input');
+  const output = cell.querySelector(':scope > div.cell_output');
+  return {
+    tags: Array.from(cell.classList).filter(c => c.startsWith('tag_')).map(c => c.slice(4)),
+    has_input: input !== null,
+    output_text: output ? output.textContent : null,
+    output_media: output ? output.querySelectorAll('img, svg, table, iframe').length : 0,
+    traceback: output ? output.querySelectorAll('.output.traceback').length > 0 : false,
+  };
+});
+const content = document.querySelector('article') || document.body;
+const images = Array.from(document.images).map(img => ({
+  src: img.currentSrc || img.src,
+  alt: img.getAttribute('alt'),
+  complete: img.complete,
+  natural_width: img.naturalWidth,
+  in_content: content.contains(img),
+}));
+const math = Array.from(document.querySelectorAll('article .math'));
+const untypeset = math.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent);
+const links = Array.from(document.querySelectorAll('a[href]')).map(a => a.href);
+const downloads = Array.from(document.querySelectorAll('a.reference.download')).map(a => a.href);
+return {cells, images, links, downloads, math_count: math.length, untypeset};
+"""
+
+
+# Resolves once MathJax has typeset the page, or at once on a page without math; gives up after
+# the timeout (arguments[0], ms) so a page whose MathJax never loads is reported, not waited on.
+_WAIT_FOR_MATHJAX = """
+const [timeout, done] = arguments;
+if (!document.querySelector('.math')) return done(true);
+const until = Date.now() + timeout;
+const poll = () => {
+  const promise = window.MathJax && MathJax.startup && MathJax.startup.promise;
+  if (promise) return promise.then(() => done(true), () => done(false));
+  if (Date.now() > until) return done(false);
+  setTimeout(poll, 50);
+};
+poll();
+"""
+
+
+class Site:
+    """The served site and one browser; visits each page at most once."""
+
+    def __init__(self, base_url: str, driver):
+        self.base_url = base_url
+        self.driver = driver
+        self._reports: dict[str, PageReport] = {}
+
+    def url(self, docname: str) -> str:
+        return urllib.parse.urljoin(self.base_url, f"{docname}.html")
+
+    def console_errors(self) -> tuple[list[str], list[str]]:
+        """SEVERE browser-log entries since the last call: (the page's own, external loads).
+
+        A resource from another host fails to load because the test runs offline; those
+        failures are returned apart, as the URLs, so the test can hold them to an allowlist.
+        """
+        own, external = [], []
+        for entry in self.driver.get_log("browser"):
+            if entry["level"] != "SEVERE":
+                continue
+            message = entry["message"]
+            url, _, rest = message.partition(" - ")
+            host = urllib.parse.urlparse(url).hostname
+            if rest.startswith("Failed to load resource") and host not in (None, "127.0.0.1"):
+                external.append(url)
+            else:
+                own.append(message)
+        return own, external
+
+    def load(self, url: str) -> None:
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        self.console_errors()  # drop anything left over from the previous page
+        self.driver.get(url)
+        wait = WebDriverWait(self.driver, PAGE_TIMEOUT_S)
+        wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
+        wait.until(
+            lambda d: d.execute_script(
+                "return Array.from(document.images).every(i => i.complete)"
+            )
+        )
+        self.driver.execute_async_script(_WAIT_FOR_MATHJAX, MATHJAX_TIMEOUT_S * 1000)
+
+    def page(self, docname: str) -> PageReport:
+        if docname not in self._reports:
+            url = self.url(docname)
+            self.load(url)
+            seen = self.driver.execute_script(_PAGE_SCRIPT)
+            own, external = self.console_errors()
+            self._reports[docname] = PageReport(
+                docname=docname,
+                url=url,
+                console_errors=own,
+                external_failures=external,
+                cells=seen["cells"],
+                images=seen["images"],
+                links=seen["links"],
+                downloads=seen["downloads"],
+                math_count=seen["math_count"],
+                untypeset=seen["untypeset"],
+            )
+        return self._reports[docname]
+
+    def search(self, term: str) -> tuple[int, str]:
+        """Runs the site's own search page; returns (number of results, its summary line)."""
+        from selenium.common.exceptions import TimeoutException
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        self.load(urllib.parse.urljoin(self.base_url, f"search.html?q={urllib.parse.quote(term)}"))
+        count = "return document.querySelectorAll('#search-results ul.search li').length"
+        try:
+            WebDriverWait(self.driver, PAGE_TIMEOUT_S).until(
+                lambda d: d.execute_script(count) > 0
+            )
+        except TimeoutException:
+            pass
+        summary = self.driver.execute_script(
+            "const s = document.querySelector('#search-results'); return s ? s.innerText : ''"
+        )
+        return self.driver.execute_script(count), summary
+
+    def screenshot(self, dest: Path, *, max_height: int = 8000) -> Path:
+        """A full-page PNG (up to ``max_height`` pixels tall) of the page loaded now."""
+        width, height = WINDOW
+        full = self.driver.execute_script("return document.documentElement.scrollHeight")
+        # A window as tall as the page: the theme's layout stays the one a reader sees.
+        self.driver.set_window_size(width, max(height, min(full, max_height)))
+        try:
+            png = self.driver.get_screenshot_as_png()
+        finally:
+            self.driver.set_window_size(width, height)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(png)
+        return dest
+
+
+class _IdCollector(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        for key, value in attrs:
+            if key in ("id", "name") and value:
+                self.ids.add(value)
+
+
+class Fetcher:
+    """HTTP GETs against the local server, each URL fetched once."""
+
+    def __init__(self):
+        self._bodies: dict[str, tuple[int, bytes]] = {}
+        self._ids: dict[str, frozenset[str]] = {}
+
+    def get(self, url: str) -> tuple[int, bytes]:
+        if url not in self._bodies:
+            try:
+                with urllib.request.urlopen(url, timeout=PAGE_TIMEOUT_S) as response:
+                    self._bodies[url] = (response.status, response.read())
+            except urllib.error.HTTPError as err:
+                self._bodies[url] = (err.code, b"")
+        return self._bodies[url]
+
+    def ids(self, url: str) -> frozenset[str]:
+        """The id (and name) attributes of the HTML page at ``url``: its link anchors."""
+        if url not in self._ids:
+            collector = _IdCollector()
+            collector.feed(self.get(url)[1].decode("utf-8", "replace"))
+            self._ids[url] = frozenset(collector.ids)
+        return self._ids[url]
