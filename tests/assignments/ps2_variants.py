@@ -2,43 +2,38 @@
 
     python tests/assignments/ps2_variants.py [--seed N] VARIANT...
 
-A variant is ``reference`` (the solution source), ``untouched`` (its solution regions cleared, as
-nbgrader's release does with this course's ``code_stub``) or a name from ``mutants.MUTANTS``.
-The student's cells run with ``exec`` in a fresh namespace per variant; autograded test cells
-are not run by the grader, but their visible part is run (and its failures reported) for the
-reference. Unsandboxed: for the course's own notebooks only. The tests run it in a subprocess.
+A variant is a notebook a student could hand in, built from the released notebook
+(assignments/ps2_autodidax) by autograder.classroom: ``reference`` (every solution cell filled
+with the reference), ``untouched`` (the released notebook itself) or a name from
+``mutants.MUTANTS`` (the reference with that mutant's cells). The student's cells run with
+``exec`` in a fresh namespace per variant; autograded test cells are not run by the grader, but
+for the reference their visible tests are run and failures reported. Unsandboxed: for the course's
+own notebooks only. The tests run it in a subprocess.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
+from pathlib import Path
 
-import jupytext
-
-from autograder.assignments.ps2_autodidax import mutants
+from autograder.classroom import make_submission, mutant_submission, solution_sources
 from autograder.inprocess import load, run_check
 
-REGION = re.compile(r"^(\s*)### BEGIN SOLUTION\n.*?^\s*### END SOLUTION\n",
-                    re.MULTILINE | re.DOTALL)
-HIDDEN = "### BEGIN HIDDEN TESTS"
+NAME = "ps2_autodidax"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cells(variant: str) -> list[tuple[dict, str]]:
-    fills = {} if variant in ("reference", "untouched") else mutants.MUTANTS[variant][1]
-    out = []
-    for cell in jupytext.read(mutants.SOURCE).cells:
-        if cell.cell_type != "code":
-            continue
-        meta = cell.metadata.get("nbgrader", {})
-        source = cell.source + "\n"
-        if meta.get("solution") and variant == "untouched":
-            source = REGION.sub(r"\1# YOUR CODE HERE\n", source)
-        source = fills.get(meta.get("grade_id"), source)
-        out.append((meta, source))
-    return out
+    if variant == "reference":
+        nb = make_submission(NAME, solution_sources(NAME, root=ROOT), root=ROOT)
+    elif variant == "untouched":
+        nb = make_submission(NAME, {}, root=ROOT)
+    else:
+        nb = mutant_submission(NAME, variant, root=ROOT)
+    return [(c.metadata.get("nbgrader", {}), c.source + "\n")
+            for c in nb.cells if c.cell_type == "code"]
 
 
 def grade(variant: str, seed: int) -> dict:
@@ -49,7 +44,7 @@ def grade(variant: str, seed: int) -> dict:
         if test_cell:
             if variant == "reference":
                 try:
-                    visible = compile(source.split(HIDDEN)[0], meta["grade_id"], "exec")
+                    visible = compile(source, meta["grade_id"], "exec")
                     exec(visible, dict(ns))  # noqa: S102 - our own notebook's test cell
                 except Exception as err:  # noqa: BLE001 - reported, not raised
                     visible_failures.append(f"{meta['grade_id']}: {type(err).__name__}: {err}")
@@ -58,7 +53,7 @@ def grade(variant: str, seed: int) -> dict:
             exec(compile(source, meta.get("grade_id", "?"), "exec"), ns)  # noqa: S102 - trusted
         except Exception as err:  # noqa: BLE001 - a wrong solution may raise anything
             cell_errors.append(f"{meta.get('grade_id')}: {type(err).__name__}: {err}")
-    assignment, probes = load("ps2_autodidax")
+    assignment, probes = load(NAME)
     checks = []
     for check in assignment.checks:
         verdict, _ = run_check(check, probes, ns, seed)

@@ -15,8 +15,10 @@ from collections import defaultdict
 from pathlib import Path
 
 import jupytext
+import nbformat
 import pytest
 
+from autograder import release
 from autograder.assignments.ps2_autodidax import checks, mutants
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,6 +90,18 @@ def test_mutant_loses_points_on_its_own_task(graded, name):
     for check in result["checks"]:
         if not check["passed"]:
             assert check["blame"] and check["message"], check
+
+
+def test_release_is_not_stale():
+    assert release.stale("ps2_autodidax", root=ROOT) == []
+
+
+def test_released_stubs_name_their_task():
+    nb = nbformat.read(release.release_path("ps2_autodidax", root=ROOT), as_version=4)
+    text = "\n".join(cell.source for cell in nb.cells)
+    assert "BEGIN SOLUTION" not in text and "check_cell" not in text
+    for task in checks.TASKS:
+        assert f'NotImplementedError("{task.id}: ' in text, task.id
 
 
 def test_at_least_ten_mutants():
