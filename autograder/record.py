@@ -6,9 +6,12 @@ Only the main process calls these, so the gradebook has a single writer.
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import os
 import sys
+import types
+import warnings
 from pathlib import Path
 
 from autograder.normalise import nbgrader_meta
@@ -43,6 +46,20 @@ def write_grades_csv(out: Path, rows: list[dict]) -> None:
             writer.writerow({k: row[k] for k in CSV_FIELDS})
 
 
+def _gradebook_api():
+    """nbgrader.api's Gradebook and MissingEntry, without importing ``nbgrader/__init__.py``:
+    that pulls in the Jupyter server extensions (seconds of imports) the gradebook never uses."""
+    if "nbgrader" not in sys.modules:
+        spec = importlib.util.find_spec("nbgrader")
+        package = types.ModuleType("nbgrader")
+        package.__path__ = list(spec.submodule_search_locations)
+        package.__spec__ = spec
+        sys.modules["nbgrader"] = package
+    from nbgrader.api import Gradebook, MissingEntry
+
+    return Gradebook, MissingEntry
+
+
 def write_gradebook(db_url: str, assignment: Assignment, release_cells: list[dict],
                     results: list[dict], check_cells: dict[str, str]) -> None:
     """Per nbgrader grade cell, the sum of its checks' points, as the cell's auto_score.
@@ -50,8 +67,7 @@ def write_gradebook(db_url: str, assignment: Assignment, release_cells: list[dic
     The assignment, notebook and grade cells are created from the release notebook's nbgrader
     metadata when absent, so ``nbgrader export`` and the formgrader work on the result.
     """
-    from nbgrader.api import Gradebook, MissingEntry
-
+    Gradebook, MissingEntry = _gradebook_api()
     # nbgrader runs the `alembic` command next to the interpreter; the venv may not be on PATH.
     bindir = str(Path(sys.executable).parent)
     if bindir not in os.environ.get("PATH", "").split(os.pathsep):
@@ -64,7 +80,9 @@ def write_gradebook(db_url: str, assignment: Assignment, release_cells: list[dic
         if meta.get("grade") and meta.get("grade_id"):
             grade_cells[meta["grade_id"]] = (float(meta.get("points", 0)),
                                              cell.get("cell_type", "code"))
-    with Gradebook(db_url) as gb:
+    with warnings.catch_warnings(), Gradebook(db_url) as gb:
+        # nbgrader's add_submission trips SQLAlchemy autoflush warnings; they are harmless.
+        warnings.simplefilter("ignore")
         gb.update_or_create_assignment(assignment.name)
         try:
             gb.find_notebook(notebook, assignment.name)

@@ -17,7 +17,9 @@ import multiprocessing
 import os
 import signal
 import socket
+import sys
 import time
+import types
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -65,6 +67,9 @@ def init_worker(config: Config, slots: Any) -> None:
 
     checks = importlib.import_module(f"{config.package}.{config.assignment}.checks")
     probes_name = f"{config.package}.{config.assignment}.probes"
+    # Each forked child would otherwise re-run the worker's __main__ (multiprocessing's spawn
+    # preparation); the worker needs nothing from it.
+    sys.modules["__main__"] = types.ModuleType("__main__")
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["autograder.sandbox", probes_name])
     _state.update(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import importlib
 import multiprocessing
 import os
 import random
@@ -60,6 +61,8 @@ def child_main(sock: socket.socket, secret: bytes, job: dict) -> None:
         os.setsid()
     except OSError:
         pass
+    # Normally preloaded by the fork server; imported here otherwise, before files are hidden.
+    importlib.import_module(job["probes"])
     isolation = _enter_namespaces(job)
     fd = _move_to_high_fd(sock)
     pid = os.fork()
