@@ -207,10 +207,11 @@ def _worker_failure(student_id: str, err: BaseException) -> dict:
 
 def summary_table(run: GradeRun) -> str:
     width = max([len("student")] + [len(r["student_id"]) for r in run.rows])
-    lines = [f"{'student':<{width}}  {'score':>13}  {'status':<7}  message"]
+    lines = [f"{'student':<{width}}  {'score':>13}  {'status':<7}  {'time':>6}  message"]
     for r in run.rows:
+        seconds = run.details.get(r["student_id"], {}).get("seconds", 0.0)
         lines.append(f"{r['student_id']:<{width}}  {r['score']:>6g}/{r['max_score']:<6g}  "
-                     f"{r['status']:<7}  {r['message'][:70]}")
+                     f"{r['status']:<7}  {seconds:>5.1f}s  {r['message'][:70]}")
     lines.append(f"{len(run.rows)} submissions in {run.seconds:.1f} s "
                  f"({60 * len(run.rows) / max(run.seconds, 1e-9):.1f}/min); "
                  f"isolation: {run.isolation}; output in {run.out}")

@@ -96,7 +96,10 @@ def grade_notebook(student_id: str, path: Path | None, problem: str = "") -> dic
     except (NotebookError, OSError) as err:
         result.update(status="error", message=str(err))
         for check in assignment.checks:
-            result["tests"][check.id] = _entry(check, 0.0, "error", f"not graded: {err}")
+            if check.needs_gpu and not _state["has_gpu"]:
+                result["tests"][check.id] = _gpu_not_run(check)
+            else:
+                result["tests"][check.id] = _entry(check, 0.0, "error", f"not graded: {err}")
         result["seconds"] = time.monotonic() - started
         return result
     result["notes"] += notebook.notes
@@ -104,9 +107,7 @@ def grade_notebook(student_id: str, path: Path | None, problem: str = "") -> dic
     groups: dict[tuple, list[Check]] = {}
     for check in assignment.checks:
         if check.needs_gpu and not _state["has_gpu"]:
-            result["tests"][check.id] = _entry(
-                check, 0.0, "not-run", "not run: this check needs a GPU and the grading machine "
-                "has none; it is left out of the maximum score")
+            result["tests"][check.id] = _gpu_not_run(check)
             continue
         groups.setdefault(tuple(check.jax_config), []).append(check)
     session = _Session(student_id, path.name, path.read_bytes(), notebook, result, started)
@@ -114,6 +115,11 @@ def grade_notebook(student_id: str, path: Path | None, problem: str = "") -> dic
         session.run_group(jax_config, checks)
     result["seconds"] = time.monotonic() - started
     return result
+
+
+def _gpu_not_run(check: Check) -> dict:
+    return _entry(check, 0.0, "not-run", "not run: this check needs a GPU and the grading "
+                  "machine has none; it is left out of the maximum score")
 
 
 def _entry(check: Check, points: float, status: str, message: str) -> dict:

@@ -65,6 +65,9 @@ def child_main(sock: socket.socket, secret: bytes, job: dict) -> None:
     importlib.import_module(job["probes"])
     isolation = _enter_namespaces(job)
     fd = _move_to_high_fd(sock)
+    # Inherited descriptors (the fork server's own pipes) are not the student's to write to.
+    os.closerange(3, fd)
+    os.closerange(fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     pid = os.fork()
     if pid:
         os.close(fd)
