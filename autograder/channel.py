@@ -16,14 +16,14 @@ import os
 import select
 import struct
 import time
-from typing import Any
-
-import ml_dtypes
-import numpy as np
 
 # Bound here, before any student code runs, so patching hmac/hashlib later cannot see the key.
 from _hashlib import compare_digest as _compare_digest
 from _hashlib import hmac_digest as _hmac_digest
+from typing import Any
+
+import ml_dtypes
+import numpy as np
 
 MAX_FRAME = 256 << 20
 _HEADER = struct.Struct(">I")

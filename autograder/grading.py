@@ -81,9 +81,9 @@ def hidden_paths(*, root: Path, submitted: Path, out: Path, db_url: str) -> list
     ordered = sorted(hide, key=lambda p: len(p.parts))
     result: list[Path] = []
     for p in ordered:
-        if p.exists() and not any(p.is_relative_to(q) for q in result):
-            if not any(k.is_relative_to(p) for k in keep):
-                result.append(p)
+        if (p.exists() and not any(p.is_relative_to(q) for q in result)
+                and not any(k.is_relative_to(p) for k in keep)):
+            result.append(p)
     return [str(p) for p in result]
 
 
@@ -108,8 +108,9 @@ def find_notebooks(submitted: Path, assignment: Assignment) -> list[tuple[str, P
 def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = None,
           db_url: str | None = None, root: Path = Path("."),
           package: str = "autograder.assignments", seed: str | None = None,
-          limits: Limits = Limits(), progress: bool = True, quiet: bool = False) -> GradeRun:
+          limits: Limits | None = None, progress: bool = True, quiet: bool = False) -> GradeRun:
     started = time.monotonic()
+    limits = limits or Limits()
     root, submitted, out = Path(root), Path(submitted), Path(out)
     spec = load_assignment(assignment, package)
     release_path = root / "assignments" / assignment / spec.notebook
@@ -127,6 +128,7 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
                     keep=sorted({str(Path(sys.prefix).resolve()),
                                  str(Path(sys.base_prefix).resolve())}))
     jobs = find_notebooks(submitted, spec)
+    gradebook_ready = record.prepare_gradebook(db_url)
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
     details = _run_pool(config, jobs, workers, progress)
     rows, results = [], []
@@ -147,6 +149,7 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
                      "status": detail["status"], "message": _row_message(detail, tests)})
         results.append(dict(result, tests_by_check=detail["tests"]))
     record.write_grades_csv(out, rows)
+    gradebook_ready.join()
     record.write_gradebook(db_url, spec, release_cells, results,
                            {c.id: c.grade_cell for c in spec.checks})
     isolation = _isolation(details)

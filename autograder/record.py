@@ -10,6 +10,7 @@ import importlib.util
 import json
 import os
 import sys
+import threading
 import types
 import warnings
 from pathlib import Path
@@ -60,6 +61,30 @@ def _gradebook_api():
     return Gradebook, MissingEntry
 
 
+def prepare_gradebook(db_url: str) -> threading.Thread:
+    """Import nbgrader and create the gradebook's tables in a background thread, so the (slow)
+    imports and nbgrader's ``alembic`` subprocess overlap with grading instead of following it.
+    ``write_gradebook`` waits for it."""
+
+    def work() -> None:
+        Gradebook, _ = _gradebook_api()
+        _venv_on_path()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            Gradebook(db_url).close()
+
+    thread = threading.Thread(target=work, name="gradebook", daemon=True)
+    thread.start()
+    return thread
+
+
+def _venv_on_path() -> None:
+    # nbgrader runs the `alembic` command next to the interpreter; the venv may not be on PATH.
+    bindir = str(Path(sys.executable).parent)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+
+
 def write_gradebook(db_url: str, assignment: Assignment, release_cells: list[dict],
                     results: list[dict], check_cells: dict[str, str]) -> None:
     """Per nbgrader grade cell, the sum of its checks' points, as the cell's auto_score.
@@ -68,10 +93,7 @@ def write_gradebook(db_url: str, assignment: Assignment, release_cells: list[dic
     metadata when absent, so ``nbgrader export`` and the formgrader work on the result.
     """
     Gradebook, MissingEntry = _gradebook_api()
-    # nbgrader runs the `alembic` command next to the interpreter; the venv may not be on PATH.
-    bindir = str(Path(sys.executable).parent)
-    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+    _venv_on_path()
 
     notebook = Path(assignment.notebook).stem
     grade_cells = {}

@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import importlib
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import signal
 import socket
@@ -72,6 +73,8 @@ def init_worker(config: Config, slots: Any) -> None:
     sys.modules["__main__"] = types.ModuleType("__main__")
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["autograder.sandbox", probes_name])
+    # Start the fork server now: its imports overlap with this worker's JAX start-up below.
+    multiprocessing.forkserver.ensure_running()
     _state.update(
         config=config, assignment=checks.ASSIGNMENT, probes=probes_name, ctx=ctx,
         has_gpu=any(d.platform == "gpu" for d in jax.devices()),

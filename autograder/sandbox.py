@@ -24,9 +24,11 @@ import multiprocessing
 import os
 import random
 import resource
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +66,16 @@ def child_main(sock: socket.socket, secret: bytes, job: dict) -> None:
     # Normally preloaded by the fork server; imported here otherwise, before files are hidden.
     importlib.import_module(job["probes"])
     isolation = _enter_namespaces(job)
+    namespaced = isolation[0].startswith("namespaces")
+    scratch = _make_scratch(job, namespaced)
+    uid = job["limits"]["uid"] if os.geteuid() == 0 else None
+    if uid is not None and not namespaced and not all(_open_to_others(Path(p))
+                                                      for p in job["keep"]):
+        isolation.append("uid kept: the Python install is not readable by other users")
+        uid = None
+    if uid is not None:
+        for path in (scratch, *scratch.iterdir()):
+            os.chown(path, uid, uid)
     fd = _move_to_high_fd(sock)
     # Inherited descriptors (the fork server's own pipes) are not the student's to write to.
     os.closerange(3, fd)
@@ -73,11 +85,13 @@ def child_main(sock: socket.socket, secret: bytes, job: dict) -> None:
         os.close(fd)
         _, status = os.waitpid(pid, 0)
         code = os.waitstatus_to_exitcode(status)
+        if not namespaced:
+            shutil.rmtree(scratch, ignore_errors=True)
         os._exit(min(code, SIGNAL_BASE - 1) if code >= 0 else SIGNAL_BASE - code)
     chan = Channel(fd, secret, sends_first=False)
     del secret
     try:
-        isolation += _confine(job, namespaced=isolation[0].startswith("namespaces"))
+        isolation += _confine(job, scratch, uid, namespaced=namespaced)
         _harness(chan, job, isolation)
     except BaseException as err:  # noqa: BLE001 - the grader reports it; nothing else to do
         try:
@@ -143,7 +157,22 @@ def _mount(source: bytes, target: Path | bytes, fstype: bytes | None, flags: int
         raise OSError(errno, f"mount {target!r}: {os.strerror(errno)}")
 
 
-def _confine(job: dict, *, namespaced: bool) -> list[str]:
+def _make_scratch(job: dict, namespaced: bool) -> Path:
+    """A directory holding only a copy of the submission (in the private /tmp when namespaced)."""
+    if namespaced:
+        scratch = Path(SCRATCH)
+        scratch.mkdir(parents=True)
+    else:
+        scratch = Path(tempfile.mkdtemp(prefix="autograder-submission-"))
+    (scratch / job["notebook_name"]).write_bytes(job["notebook_bytes"])
+    return scratch
+
+
+def _open_to_others(path: Path) -> bool:
+    return all(os.stat(a).st_mode & 0o001 for a in (path, *path.parents))
+
+
+def _confine(job: dict, scratch: Path, uid: int | None, *, namespaced: bool) -> list[str]:
     """In the student's process, before any student code: limits, identity, files, environment."""
     limits = job["limits"]
     notes = []
@@ -152,13 +181,6 @@ def _confine(job: dict, *, namespaced: bool) -> list[str]:
             _mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
         except OSError:
             notes.append("host /proc visible")
-    scratch = Path(SCRATCH)
-    scratch.mkdir(parents=True, exist_ok=True)
-    (scratch / job["notebook_name"]).write_bytes(job["notebook_bytes"])
-    uid = limits["uid"] if os.geteuid() == 0 else None
-    if uid is not None:
-        for path in (scratch, *scratch.iterdir()):
-            os.chown(path, uid, uid)
     os.chdir(scratch)
     mem = limits["memory_mb"] << 20
     for res, value in (
@@ -182,7 +204,7 @@ def _confine(job: dict, *, namespaced: bool) -> list[str]:
     # Set after setuid: changing credentials clears it.
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     os.environ.clear()
-    os.environ.update(PATH="/usr/local/bin:/usr/bin:/bin", HOME=SCRATCH, TMPDIR="/tmp",
+    os.environ.update(PATH="/usr/local/bin:/usr/bin:/bin", HOME=str(scratch), TMPDIR="/tmp",
                       LANG="C.UTF-8", MPLBACKEND="Agg", **job.get("env", {}))
     # C-level writes to stdout/stderr go nowhere; Python-level output is captured per cell.
     devnull = os.open(os.devnull, os.O_RDWR)

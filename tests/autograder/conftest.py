@@ -31,7 +31,7 @@ def grade_command(submitted: Path, out: Path, *extra: str, env: dict | None = No
         [sys.executable, "-m", "autograder", "grade", assignment, str(submitted), "--out",
          str(out), "--db", f"sqlite:///{out.parent / (out.name + '-gradebook.db')}",
          *GRADE_OPTIONS, *extra],
-        capture_output=True, text=True, env=full_env, timeout=600, cwd=REPO,
+        check=False, capture_output=True, text=True, env=full_env, timeout=600, cwd=REPO,
     )
 
 

@@ -44,7 +44,7 @@ def test_forged_and_replayed_frames_rejected():
 
 
 def test_replay_rejected():
-    socks, grader, child = pair()
+    socks, _, child = pair()
     child.send({"v": 1})
     raw = socks[0].recv(1 << 16)
     socks[1].sendall(raw)  # the same bytes again: right MAC, stale sequence number
