@@ -143,6 +143,7 @@ class _Child:
         self.process = ctx.Process(target=sandbox.child_main, args=(child, secret, job))
         self.process.start()
         child.close()
+        parent.setblocking(False)
         self.sock = parent
         self.chan = Channel(parent.fileno(), secret, sends_first=True)
         self.killed = False
@@ -229,8 +230,8 @@ class _Session:
                     pending.pop(0)
                 else:
                     try:
-                        child.chan.send({"bye": True})
-                    except OSError:
+                        child.chan.send({"bye": True}, time.monotonic() + 5)
+                    except (OSError, TimeoutError):
                         pass
             finally:
                 if not child.killed:
@@ -307,8 +308,11 @@ class _Session:
                 cell_deadline = time.monotonic() + self.limits.cell_timeout_s
             elif "cell_done" in message:
                 index = int(message["cell_done"])
+                error = message.get("error")
+                if isinstance(error, str) and error.startswith("MemoryError"):
+                    error += f" (the memory limit is {self.limits.memory_mb} MiB)"
                 self.cell_reports.setdefault(index, {"output": str(message.get("output", "")),
-                                                     "error": message.get("error")})
+                                                     "error": error})
                 current = cell_deadline = None
             elif "ready" in message:
                 self._publish_cells()
@@ -331,7 +335,7 @@ class _Session:
         deadline = min(self.deadline, time.monotonic() + check.timeout_s)
         t0 = time.monotonic()
         try:
-            child.chan.send({"check": check.id, "probe": check.probe, "inputs": inputs})
+            child.chan.send({"check": check.id, "probe": check.probe, "inputs": inputs}, deadline)
             reply = child.chan.recv(deadline)
         except TimeoutError:
             child.kill()

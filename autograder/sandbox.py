@@ -43,7 +43,8 @@ from autograder.guard import Guard
 from autograder.plain import to_plain
 
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 SCRATCH = "/tmp/submission"
 # Exit statuses of the namespace's parent: 0-99 is the student's own exit status (capped),
@@ -125,28 +126,46 @@ def _enter_namespaces(job: dict) -> list[str]:
         if Path(tmp).is_dir():
             size = f"size={job['limits']['disk_mb']}m,mode=1777".encode()
             _mount(b"tmpfs", Path(tmp), b"tmpfs", MS_NOSUID | MS_NODEV, size)
-    if os.geteuid() == 0:
-        for path in job["keep"]:
-            _expose(Path(path), job["limits"]["uid"])
-    return ["namespaces (mount, network, pid), course files hidden"]
+    _hide_outside_system(job["keep"])
+    return ["namespaces (mount, network, pid), only the OS and Python visible"]
 
 
-def _expose(keep: Path, uid: int) -> None:
-    """Make ``keep`` (the Python install, the virtualenv) reachable by the unprivileged uid when
-    an ancestor is closed to others (e.g. a pyenv under /root): an empty world-traversable tmpfs
-    replaces that ancestor, with only ``keep``'s branch bind-mounted back into it."""
-    closed = next((a for a in reversed(keep.parents) if not os.stat(a).st_mode & 0o001), None)
-    if closed is None:
-        return
-    branch = closed / keep.relative_to(closed).parts[0]
-    stage = Path("/tmp/.stage")
-    stage.mkdir()
-    _mount(os.fsencode(branch), stage, None, MS_BIND | MS_REC)
-    _mount(b"tmpfs", closed, b"tmpfs", MS_NOSUID | MS_NODEV, b"size=16k,mode=755")
-    branch.mkdir()
-    _mount(os.fsencode(stage), branch, None, MS_BIND | MS_REC)
-    _libc.umount2(os.fsencode(stage), 2)  # MNT_DETACH
-    stage.rmdir()
+# Top-level directories of the operating system; every other one (/home, /root, /work, /srv,
+# /opt, ...) is replaced by an empty tmpfs, keeping only the Python install and the virtualenv.
+_SYSTEM_DIRS = {"bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "run",
+                "sbin", "sys", "tmp", "usr", "var", "nix"}
+
+
+def _hide_outside_system(keep: list[str]) -> None:
+    keep_paths = [Path(k) for k in keep]
+    for entry in sorted(Path("/").iterdir()):
+        if entry.name in _SYSTEM_DIRS or entry.is_symlink():
+            continue
+        if entry.is_file():
+            _mount(b"/dev/null", entry, None, MS_BIND)
+            continue
+        if not entry.is_dir():
+            continue
+        if any(k == entry for k in keep_paths):
+            continue
+        _hide_except(entry, [k for k in keep_paths if entry in k.parents])
+
+
+def _hide_except(directory: Path, keep: list[Path]) -> None:
+    """An empty tmpfs over ``directory`` with each ``keep`` path bind-mounted back, read-only."""
+    stages = []
+    for i, path in enumerate(keep):
+        stage = Path(f"/tmp/.keep{i}")
+        stage.mkdir()
+        _mount(os.fsencode(path), stage, None, MS_BIND | MS_REC)
+        stages.append((path, stage))
+    _mount(b"tmpfs", directory, b"tmpfs", MS_NOSUID | MS_NODEV, b"size=16k,mode=755")
+    for path, stage in stages:
+        path.mkdir(parents=True, exist_ok=True)
+        _mount(os.fsencode(stage), path, None, MS_BIND | MS_REC)
+        _mount(b"none", path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC)
+        _libc.umount2(os.fsencode(stage), 2)  # MNT_DETACH
+        stage.rmdir()
 
 
 def _mount(source: bytes, target: Path | bytes, fstype: bytes | None, flags: int,

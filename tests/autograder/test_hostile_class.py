@@ -78,6 +78,8 @@ def test_crash_reasons_are_reported(graded):
     assert "edited provided or test cell" in (out / "feedback" / "edited_tests.html").read_text()
     assert "put back" in (out / "feedback" / "deleted_tests.html").read_text()
     assert "not valid JSON" in read_grades(out)["bad_json"]["message"]
+    memory = (out / "feedback" / "memory_flood.html").read_text()
+    assert "MemoryError" in memory and "memory limit is" in memory
 
 
 def test_tampering_is_noted_and_undone(graded):
