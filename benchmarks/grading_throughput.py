@@ -88,7 +88,7 @@ def time_nbgrader(name: str, notebook: str, source: dict, submitted: Path, work:
     shutil.copytree(submitted, course / "submitted")
     started = time.perf_counter()
     proc = subprocess.run([*nbgrader, "autograde", name, "--force"], cwd=course, env=env,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started
     if proc.returncode != 0:
         print(proc.stderr[-2000:], file=sys.stderr)

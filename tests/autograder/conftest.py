@@ -19,7 +19,7 @@ if str(FIXTURES) not in sys.path:
 
 # Short cell limit so the infinite-loop cases stay cheap; a fixed seed for reproducible inputs.
 GRADE_OPTIONS = ("--root", str(TOY_ROOT), "--package", "toygrader", "--seed", "engine-tests",
-                 "--cell-timeout", "5", "--workers", "2", "--no-progress")
+                 "--cell-timeout", "10", "--workers", "2", "--no-progress")
 
 
 def grade_command(submitted: Path, out: Path, *extra: str, env: dict | None = None,
