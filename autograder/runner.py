@@ -310,7 +310,12 @@ class _Session:
                 index = int(message["cell_done"])
                 error = message.get("error")
                 if isinstance(error, str) and error.startswith("MemoryError"):
-                    error += f" (the memory limit is {self.limits.memory_mb} MiB)"
+                    # What the cell allocated may still be referenced and starve every later
+                    # check: start again without this cell.
+                    child.kill()
+                    self._skip(index, f"MemoryError: the memory limit of "
+                                      f"{self.limits.memory_mb} MiB was reached")
+                    return None
                 self.cell_reports.setdefault(index, {"output": str(message.get("output", "")),
                                                      "error": error})
                 current = cell_deadline = None
