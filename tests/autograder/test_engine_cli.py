@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import hostile
-from conftest import FIXTURES, REPO, TOY_ROOT, grade_command, read_grades
+from engine_helpers import FIXTURES, REPO, TOY_ROOT, grade_command, read_grades
 
 from autograder.cli import parser
 from autograder.demo import demo

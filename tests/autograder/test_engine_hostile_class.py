@@ -6,7 +6,7 @@ import re
 
 import hostile
 import pytest
-from conftest import REPO, grade_command, read_grades, read_result
+from engine_helpers import REPO, grade_command, read_grades, read_result
 
 from autograder.record import _gradebook_api
 
@@ -34,6 +34,8 @@ def graded(tmp_path_factory):
 def test_run_completes(graded):
     assert graded["proc"].returncode == 0, graded["proc"].stderr[-3000:]
     assert set(read_grades(graded["out"])) == set(graded["cases"])
+    assert "Warning" not in graded["proc"].stderr  # JAX deprecations included
+    assert "submissions in" in graded["proc"].stdout  # the summary table
 
 
 @pytest.mark.parametrize("student", sorted(hostile.cases([]).keys()) + ["html_in_output"])

@@ -2,7 +2,7 @@ import json
 
 import hostile
 import pytest
-from conftest import TOY_ROOT
+from engine_helpers import TOY_ROOT
 
 from autograder.normalise import NotebookError, normalise, read_release
 
