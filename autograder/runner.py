@@ -303,6 +303,9 @@ class _Session:
                 self.result["isolation"] = str(message["hello"])
             elif "fatal" in message:
                 self.result["notes"].append(f"sandbox error: {message['fatal']}")
+                if not self.result["isolation"]:  # before any student code: the grader's fault
+                    self.result.update(status="error",
+                                       message=f"the sandbox failed: {message['fatal']}")
             elif "cell_start" in message:
                 current = int(message["cell_start"])
                 cell_deadline = time.monotonic() + self.limits.cell_timeout_s

@@ -64,23 +64,28 @@ def child_main(sock: socket.socket, secret: bytes, job: dict) -> None:
         os.setsid()
     except OSError:
         pass
-    # Normally preloaded by the fork server; imported here otherwise, before files are hidden.
-    importlib.import_module(job["probes"])
-    isolation = _enter_namespaces(job)
-    namespaced = isolation[0].startswith("namespaces")
-    scratch = _make_scratch(job, namespaced)
-    uid = job["limits"]["uid"] if os.geteuid() == 0 else None
-    if uid is not None and not namespaced and not all(_open_to_others(Path(p))
-                                                      for p in job["keep"]):
-        isolation.append("uid kept: the Python install is not readable by other users")
-        uid = None
-    if uid is not None:
-        for path in (scratch, *scratch.iterdir()):
-            os.chown(path, uid, uid)
     fd = _move_to_high_fd(sock)
     # Inherited descriptors (the fork server's own pipes) are not the student's to write to.
     os.closerange(3, fd)
     os.closerange(fd + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    chan = Channel(fd, secret, sends_first=False)
+    del secret
+    try:
+        # Normally preloaded by the fork server; imported here otherwise, before files are hidden.
+        importlib.import_module(job["probes"])
+        isolation = _enter_namespaces(job)
+        namespaced = isolation[0].startswith("namespaces")
+        scratch = _make_scratch(job, namespaced)
+        uid = job["limits"]["uid"] if os.geteuid() == 0 else None
+        if uid is not None and not namespaced and not all(_open_to_others(Path(p))
+                                                          for p in job["keep"]):
+            isolation.append("uid kept: the Python install is not readable by other users")
+            uid = None
+        if uid is not None:
+            for path in (scratch, *scratch.iterdir()):
+                os.chown(path, uid, uid)
+    except BaseException as err:  # noqa: BLE001 - fail closed: no student code runs
+        _fatal(chan, err)
     pid = os.fork()
     if pid:
         os.close(fd)
@@ -89,17 +94,19 @@ def child_main(sock: socket.socket, secret: bytes, job: dict) -> None:
         if not namespaced:
             shutil.rmtree(scratch, ignore_errors=True)
         os._exit(min(code, SIGNAL_BASE - 1) if code >= 0 else SIGNAL_BASE - code)
-    chan = Channel(fd, secret, sends_first=False)
-    del secret
     try:
         isolation += _confine(job, scratch, uid, namespaced=namespaced)
         _harness(chan, job, isolation)
     except BaseException as err:  # noqa: BLE001 - the grader reports it; nothing else to do
-        try:
-            chan.send({"fatal": f"{type(err).__name__}: {_message(err)}"})
-        finally:
-            os._exit(SIGNAL_BASE - 1)
+        _fatal(chan, err)
     os._exit(0)
+
+
+def _fatal(chan: Channel, err: BaseException) -> None:
+    try:
+        chan.send({"fatal": f"{type(err).__name__}: {_message(err)}"})
+    finally:
+        os._exit(SIGNAL_BASE - 1)
 
 
 def _move_to_high_fd(sock: socket.socket) -> int:
