@@ -1,7 +1,7 @@
 """Feedback stage: one self-contained HTML page per student.
 
-It shows the student's own cells and what they printed, then every check grouped by task with its
-points and message. Everything from the notebook is HTML-escaped; nothing hidden (check code,
+It shows the score, the student's own cells and what they printed, then every check grouped by
+task with its points and message. Everything from the notebook is HTML-escaped; nothing hidden (check code,
 inputs, expected values) is available here to leak.
 """
 
@@ -38,6 +38,24 @@ def render(result: dict, assignment: Assignment, detail: dict) -> str:
         parts.append(f"<p class='note'>{esc(detail['message'])}</p>")
     for note in detail.get("notes", []):
         parts.append(f"<p class='note'>{esc(note)}</p>")
+    parts.append("<h2>Your notebook, as graded</h2>")
+    for cell in detail.get("cells", []):
+        parts.append("<div class='cell'>")
+        label = {"solution": "your solution", "student": "a cell you added",
+                 "provided": "provided (read-only)", "test": "test cell"}.get(cell["role"], "")
+        if cell.get("note"):
+            label = f"{label}; {cell['note']}" if label else cell["note"]
+        if label:
+            parts.append(f"<div class='role'>{esc(label)}</div>")
+        if cell["cell_type"] == "code":
+            parts.append(f"<pre>{esc(cell['source'])}</pre>")
+            if cell.get("output"):
+                parts.append(f"<pre class='out'>{esc(cell['output'])}</pre>")
+            if cell.get("error"):
+                parts.append(f"<pre class='err'>{esc(cell['error'])}</pre>")
+        else:
+            parts.append(f"<pre class='out'>{esc(cell['source'])}</pre>")
+        parts.append("</div>")
     parts.append("<h2>Checks</h2>")
     by_check = detail["tests_by_check"]
     for task in assignment.tasks:
@@ -57,23 +75,5 @@ def render(result: dict, assignment: Assignment, detail: dict) -> str:
                 f"<td class='{esc(t['status'])}'>{esc(t['status'])}</td>"
                 f"<td>{esc(t['message'])}</td></tr>")
         parts.append("</table>")
-    parts.append("<h2>Your notebook, as graded</h2>")
-    for cell in detail.get("cells", []):
-        parts.append("<div class='cell'>")
-        label = {"solution": "your solution", "student": "a cell you added",
-                 "provided": "provided (read-only)", "test": "test cell"}.get(cell["role"], "")
-        if cell.get("note"):
-            label = f"{label}; {cell['note']}" if label else cell["note"]
-        if label:
-            parts.append(f"<div class='role'>{esc(label)}</div>")
-        if cell["cell_type"] == "code":
-            parts.append(f"<pre>{esc(cell['source'])}</pre>")
-            if cell.get("output"):
-                parts.append(f"<pre class='out'>{esc(cell['output'])}</pre>")
-            if cell.get("error"):
-                parts.append(f"<pre class='err'>{esc(cell['error'])}</pre>")
-        else:
-            parts.append(f"<pre class='out'>{esc(cell['source'])}</pre>")
-        parts.append("</div>")
     parts.append("</body></html>\n")
     return "\n".join(parts)
