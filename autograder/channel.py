@@ -150,7 +150,7 @@ def _to_json(value: Any, blobs: list[bytes]) -> Any:
         elif value.dtype.kind not in _PLAIN_KINDS:
             raise TypeError(f"arrays of dtype {name} are not plain data")
         buf = io.BytesIO()
-        np.save(buf, np.ascontiguousarray(value), allow_pickle=False)
+        np.save(buf, value, allow_pickle=False)  # keeps 0-d arrays 0-d (ascontiguousarray won't)
         blobs.append(buf.getvalue())
         return {"a": len(blobs) - 1, "dtype": name}
     raise TypeError(f"{kind.__name__} is not plain data")

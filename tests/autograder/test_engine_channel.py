@@ -23,6 +23,14 @@ def test_plain_data_round_trip():
     assert got["c"].dtype == ml_dtypes.bfloat16
 
 
+def test_shapes_survive_exactly():
+    for arr in (np.array(1.5), np.zeros((0, 3)), np.arange(12.0).reshape(3, 4).T,
+                np.array(2, dtype=ml_dtypes.bfloat16)):
+        got = decode(encode(arr))
+        assert got.shape == arr.shape and got.dtype == arr.dtype
+        assert np.array_equal(got.astype(np.float64), arr.astype(np.float64))
+
+
 @pytest.mark.parametrize("bad", [object(), np.array([object()]), {1: 2}, type("L", (list,), {})()])
 def test_non_plain_refused(bad):
     with pytest.raises(TypeError):
