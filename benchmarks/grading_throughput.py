@@ -113,7 +113,7 @@ def checks_compute(name: str, package: str, root: Path, submitted: Path) -> floa
     import importlib
 
     from autograder.inprocess import run_check
-    from autograder.normalise import normalise, read_release
+    from autograder.normalise import NotebookError, normalise, read_release
 
     checks = importlib.import_module(f"{package}.{name}.checks").ASSIGNMENT
     probes = importlib.import_module(f"{package}.{name}.probes")
@@ -122,7 +122,11 @@ def checks_compute(name: str, package: str, root: Path, submitted: Path) -> floa
     for path in sorted(submitted.glob(f"*/{name}/*.ipynb")):
         started = time.perf_counter()
         ns: dict = {}
-        for source in normalise(path.read_bytes(), release).code_to_run:
+        try:
+            cells = normalise(path.read_bytes(), release).code_to_run
+        except NotebookError:  # a broken file costs nothing to grade
+            continue
+        for source in cells:
             try:
                 exec(compile(source, str(path), "exec"), ns)  # noqa: S102 - honest work only
             except Exception:  # noqa: BLE001, S110 - an unfinished cell is part of the work
