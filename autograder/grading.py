@@ -1,0 +1,221 @@
+"""``grade()``: a whole class, in parallel, with one writer for every output.
+
+The main process finds the submissions, starts a pool of workers (autograder.runner), collects
+each student's result as it arrives (progress bar on stderr), then writes results JSON, feedback
+HTML, grades.csv and the gradebook, and prints a summary table.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import importlib
+import multiprocessing
+import os
+import secrets
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder import feedback, record
+from autograder.normalise import read_release
+from autograder.runner import Config, Limits, check_name, grade_notebook, init_worker
+from autograder.spec import Assignment
+
+SECRET_FILE = ".autograder_secret"
+
+
+class UsageError(Exception):
+    """Bad arguments: unknown assignment, missing directory (exit status 2)."""
+
+
+@dataclass
+class GradeRun:
+    rows: list[dict]
+    seconds: float
+    check_seconds: float
+    isolation: str
+    out: Path
+    details: dict = field(default_factory=dict)
+
+
+def load_assignment(name: str, package: str) -> Assignment:
+    try:
+        return importlib.import_module(f"{package}.{name}.checks").ASSIGNMENT
+    except ModuleNotFoundError as err:
+        raise UsageError(f"unknown assignment {name!r} ({err})") from None
+
+
+def course_secret(root: Path, seed: str | None) -> bytes:
+    """Per-course secret from which every check's inputs derive (or ``seed`` when given)."""
+    if seed is not None:
+        return seed.encode()
+    path = root / SECRET_FILE
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_hex(32))
+    return path.read_text().strip().encode()
+
+
+def hidden_paths(*, root: Path, submitted: Path, out: Path, db_url: str) -> list[str]:
+    """What student code must not see: course and repository files (not the virtualenv or the
+    Python install JAX imports from), the class's submissions, the output, the gradebook."""
+    keep = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    import autograder
+
+    repo = Path(autograder.__file__).resolve().parent.parent
+    dirs = {root.resolve(), repo}
+    if Path(sys.prefix).name == ".venv":
+        dirs.add(Path(sys.prefix).resolve().parent)
+    hide = {submitted.resolve(), out.resolve()}
+    if db_url.startswith("sqlite:///"):
+        hide.add(Path(db_url[len("sqlite:///"):]).resolve())
+    for d in dirs:
+        if d.is_dir():
+            for entry in d.iterdir():
+                resolved = entry.resolve()
+                if not any(k == resolved or k.is_relative_to(resolved) for k in keep):
+                    hide.add(resolved)
+    # Hiding a parent also hides its children; mount the parents only, outermost first.
+    ordered = sorted(hide, key=lambda p: len(p.parts))
+    result: list[Path] = []
+    for p in ordered:
+        if (p.exists() and not any(p.is_relative_to(q) for q in result)
+                and not any(k.is_relative_to(p) for k in keep)):
+            result.append(p)
+    return [str(p) for p in result]
+
+
+def find_notebooks(submitted: Path, assignment: Assignment) -> list[tuple[str, Path | None, str]]:
+    jobs = []
+    for student_dir in sorted(p for p in submitted.iterdir() if p.is_dir()):
+        folder = student_dir / assignment.name
+        wanted = folder / assignment.notebook
+        found = sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
+        if wanted.is_file():
+            jobs.append((student_dir.name, wanted, ""))
+        elif len(found) == 1:
+            jobs.append((student_dir.name, found[0], ""))
+        elif found:
+            jobs.append((student_dir.name, None,
+                         f"several notebooks and none named {assignment.notebook}"))
+        else:
+            jobs.append((student_dir.name, None, f"no notebook submitted in {assignment.name}/"))
+    return jobs
+
+
+def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = None,
+          db_url: str | None = None, root: Path = Path("."),
+          package: str = "autograder.assignments", seed: str | None = None,
+          limits: Limits | None = None, progress: bool = True, quiet: bool = False) -> GradeRun:
+    started = time.monotonic()
+    limits = limits or Limits()
+    root, submitted, out = Path(root), Path(submitted), Path(out)
+    spec = load_assignment(assignment, package)
+    release_path = root / "assignments" / assignment / spec.notebook
+    if not release_path.is_file():
+        raise UsageError(f"release notebook {release_path} not found (run `release` first)")
+    if not submitted.is_dir():
+        raise UsageError(f"submission directory {submitted} not found")
+    db_url = db_url or f"sqlite:///{(root / 'gradebook.db').resolve()}"
+    for sub in ("results", "feedback"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    release_cells = read_release(release_path)
+    config = Config(package=package, assignment=assignment, release_cells=release_cells,
+                    limits=limits, secret=course_secret(root, seed),
+                    hide=hidden_paths(root=root, submitted=submitted, out=out, db_url=db_url),
+                    keep=sorted({str(Path(sys.prefix).resolve()),
+                                 str(Path(sys.base_prefix).resolve())}))
+    jobs = find_notebooks(submitted, spec)
+    gradebook_ready = record.prepare_gradebook(db_url)
+    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
+    details = _run_pool(config, jobs, workers, progress)
+    rows, results = [], []
+    for student_id, _, _ in jobs:
+        detail = details[student_id]
+        for c in spec.checks:
+            detail["tests"].setdefault(c.id, {
+                "name": check_name(c), "points": 0.0, "max_points": float(c.points),
+                "status": "error", "message": f"not graded: {detail['message']}"})
+        tests = [detail["tests"][c.id] for c in spec.checks]
+        result = record.results_json(student_id, assignment, tests)
+        detail["tests_by_check"] = detail["tests"]
+        record.write_results(out, result)
+        (out / "feedback" / f"{student_id}.html").write_text(
+            feedback.render(result, spec, detail), encoding="utf-8")
+        rows.append({"student_id": student_id, "assignment": assignment,
+                     "score": result["score"], "max_score": result["max_score"],
+                     "status": detail["status"], "message": _row_message(detail, tests)})
+        results.append(dict(result, tests_by_check=detail["tests"]))
+    record.write_grades_csv(out, rows)
+    gradebook_ready.join()
+    record.write_gradebook(db_url, spec, release_cells, results,
+                           {c.id: c.grade_cell for c in spec.checks})
+    isolation = _isolation(details)
+    run = GradeRun(rows, time.monotonic() - started,
+                   sum(d.get("check_seconds", 0.0) for d in details.values()), isolation, out,
+                   details)
+    if not quiet:
+        print(summary_table(run))
+    return run
+
+
+def _row_message(detail: dict, tests: list[dict]) -> str:
+    if detail["status"] == "error":
+        return detail["message"]
+    failed = sum(t["status"] in ("failed", "error") for t in tests)
+    not_run = sum(t["status"] == "not-run" for t in tests)
+    parts = [f"{len(tests) - failed - not_run} of {len(tests)} checks passed"]
+    if not_run:
+        parts.append(f"{not_run} not run (no GPU)")
+    return "; ".join(parts)
+
+
+def _isolation(details: dict) -> str:
+    kinds = sorted({d.get("isolation", "") for d in details.values() if d.get("isolation")})
+    return " | ".join(kinds) if kinds else "no submission reached the sandbox"
+
+
+def _run_pool(config: Config, jobs: list, workers: int, progress: bool) -> dict:
+    from tqdm import tqdm
+
+    ctx = multiprocessing.get_context("spawn")
+    slots = ctx.Queue()
+    for slot in range(workers):
+        slots.put(slot)
+    details: dict[str, dict] = {}
+    bar = tqdm(total=len(jobs), desc="grading", unit="nb", file=sys.stderr, disable=not progress)
+    with concurrent.futures.ProcessPoolExecutor(
+        max_workers=workers, mp_context=ctx, initializer=init_worker,
+        initargs=(config, slots),
+    ) as pool:
+        futures = {pool.submit(grade_notebook, sid, path, problem): sid
+                   for sid, path, problem in jobs}
+        for future in concurrent.futures.as_completed(futures):
+            sid = futures[future]
+            try:
+                details[sid] = future.result()
+            except Exception as err:  # noqa: BLE001 - a worker crash must not stop the class
+                details[sid] = _worker_failure(sid, err)
+            bar.update(1)
+    bar.close()
+    return details
+
+
+def _worker_failure(student_id: str, err: BaseException) -> dict:
+    return {"student_id": student_id, "status": "error", "tests": {}, "cells": [], "notes": [],
+            "message": f"the grader failed on this submission ({type(err).__name__}: {err})"}
+
+
+def summary_table(run: GradeRun) -> str:
+    width = max([len("student")] + [len(r["student_id"]) for r in run.rows])
+    lines = [f"{'student':<{width}}  {'score':>13}  {'status':<7}  {'time':>6}  message"]
+    for r in run.rows:
+        seconds = run.details.get(r["student_id"], {}).get("seconds", 0.0)
+        lines.append(f"{r['student_id']:<{width}}  {r['score']:>6g}/{r['max_score']:<6g}  "
+                     f"{r['status']:<7}  {seconds:>5.1f}s  {r['message'][:70]}")
+    lines.append(f"{len(run.rows)} submissions in {run.seconds:.1f} s "
+                 f"({60 * len(run.rows) / max(run.seconds, 1e-9):.1f}/min); "
+                 f"isolation: {run.isolation}; output in {run.out}")
+    return "\n".join(lines)
