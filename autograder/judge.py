@@ -26,7 +26,8 @@ def as_array(value: Any, like: np.ndarray) -> np.ndarray:
     elif isinstance(value, (bool, int, float)):
         arr = np.asarray(value)
     else:
-        raise ValueError(f"expected an array, got {type(value).__name__}")
+        # ValueError, like a wrong shape: every way the value is unusable is one failed comparison.
+        raise ValueError(f"expected an array, got {type(value).__name__}")  # noqa: TRY004
     if arr.shape != like.shape:
         raise ValueError(f"shape {arr.shape}, expected shape {like.shape}")
     if arr.dtype != like.dtype:

@@ -21,8 +21,9 @@ a probe returns is refused by the engine, so a value with a lying ``__eq__`` nev
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -44,7 +44,6 @@ def toy_class(dest: Path, students: int) -> tuple[Path, dict, Path]:
 
 def course_class(name: str, dest: Path, students: int, source: Path | None) -> tuple:
     from autograder.classroom import demo_class
-
     from autograder.grading import load_assignment
 
     spec = load_assignment(name, "autograder.assignments")

@@ -54,6 +54,6 @@ def test_constraints_agree_with_requirements_and_the_installed_environment():
 
 def test_ci_runs_the_readme_test_command():
     ci = (ROOT / ".ci" / "run").read_text()
-    assert re.search(r"^make test$", ci, re.M)
+    assert re.search(r"^make test$", ci, re.MULTILINE)
     readme = (ROOT / "README.md").read_text()
-    assert "make test" in readme and re.search(r"^make$", readme, re.M)
+    assert "make test" in readme and re.search(r"^make$", readme, re.MULTILINE)
