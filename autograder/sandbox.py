@@ -129,10 +129,13 @@ def _enter_namespaces(job: dict) -> list[str]:
             _mount(b"tmpfs", p, b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=16k,mode=755")
         elif p.exists():
             _mount(b"/dev/null", p, None, MS_BIND)
-    for tmp in ("/tmp", "/dev/shm", "/var/tmp"):
-        if Path(tmp).is_dir():
+    keep = [Path(k) for k in job["keep"]]
+    for tmp in (Path("/tmp"), Path("/dev/shm"), Path("/var/tmp")):
+        if tmp.is_dir():
+            # A private, writable /tmp; the virtualenv comes back if it lives there (a clone in
+            # /tmp, as CI may make).
             size = f"size={job['limits']['disk_mb']}m,mode=1777".encode()
-            _mount(b"tmpfs", Path(tmp), b"tmpfs", MS_NOSUID | MS_NODEV, size)
+            _hide_except(tmp, [k for k in keep if tmp in k.parents], data=size)
     _hide_outside_system(job["keep"])
     return ["namespaces (mount, network, pid), only the OS and Python visible"]
 
@@ -158,21 +161,20 @@ def _hide_outside_system(keep: list[str]) -> None:
         _hide_except(entry, [k for k in keep_paths if entry in k.parents])
 
 
-def _hide_except(directory: Path, keep: list[Path]) -> None:
-    """An empty tmpfs over ``directory`` with each ``keep`` path bind-mounted back, read-only."""
-    stages = []
-    for i, path in enumerate(keep):
-        stage = Path(f"/tmp/.keep{i}")
-        stage.mkdir()
-        _mount(os.fsencode(path), stage, None, MS_BIND | MS_REC)
-        stages.append((path, stage))
-    _mount(b"tmpfs", directory, b"tmpfs", MS_NOSUID | MS_NODEV, b"size=16k,mode=755")
-    for path, stage in stages:
+def _hide_except(directory: Path, keep: list[Path], *,
+                 data: bytes = b"size=16k,mode=755") -> None:
+    """An empty tmpfs over ``directory`` with each ``keep`` path bind-mounted back, read-only.
+
+    The kept paths are held open (O_PATH) before the tmpfs covers them and bound back from
+    /proc/self/fd, so this needs no staging directory and works for /tmp itself.
+    """
+    held = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in keep if path.is_dir()]
+    _mount(b"tmpfs", directory, b"tmpfs", MS_NOSUID | MS_NODEV, data)
+    for path, fd in held:
         path.mkdir(parents=True, exist_ok=True)
-        _mount(os.fsencode(stage), path, None, MS_BIND | MS_REC)
+        _mount(f"/proc/self/fd/{fd}".encode(), path, None, MS_BIND | MS_REC)
         _mount(b"none", path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC)
-        _libc.umount2(os.fsencode(stage), 2)  # MNT_DETACH
-        stage.rmdir()
+        os.close(fd)
 
 
 def _mount(source: bytes, target: Path | bytes, fstype: bytes | None, flags: int,
