@@ -205,8 +205,8 @@ class _Session:
         self.position = dict(enumerate(run_positions))  # run index -> notebook cell index
 
     def run_group(self, jax_config: tuple, checks: list[Check]) -> None:
-        expected = self._expectations(jax_config, checks)
-        pending = [c for c in checks if c.id not in self.result["tests"]]
+        expected: dict | None = None
+        pending = list(checks)
         while pending:
             if self.restarts > self.limits.max_restarts or time.monotonic() >= self.deadline:
                 why = ("the notebook's time budget was used up" if time.monotonic() >= self.deadline
@@ -216,6 +216,10 @@ class _Session:
                 return
             child = self._start(jax_config)
             try:
+                if expected is None:
+                    # While the child starts and runs the cells (they wait in the channel).
+                    expected = self._expectations(jax_config, checks)
+                    pending = [c for c in pending if c.id not in self.result["tests"]]
                 ready = self._run_cells(child)
                 if ready is None:
                     self.restarts += 1

@@ -158,6 +158,7 @@ def main() -> None:
             notebook = next(submitted.glob(f"*/{args.assignment}/*.ipynb")).name
             env = env_with([REPO])
         n = len(list(submitted.iterdir()))
+        loads = [os.getloadavg()[0]]
         engine_s, summary = time_engine(args.assignment, package, root, submitted, work,
                                         args.workers, env)
         compute_s = checks_compute(args.assignment, package, root, submitted)
@@ -174,6 +175,9 @@ def main() -> None:
             print(f"nbgrader: {nbgrader_s:7.1f} s  {60 * n / nbgrader_s:6.1f} submissions/min "
                   "(nbgrader autograde, one kernel per notebook, in-kernel tests)")
             print(f"ratio   : {nbgrader_s / engine_s:.2f}x nbgrader's throughput")
+        # The machine may be shared: the figures mean little without the load they ran under.
+        loads.append(os.getloadavg()[0])
+        print(f"load average (1 min) at start and end: {loads[0]:.2f}, {loads[1]:.2f}")
 
 
 if __name__ == "__main__":
