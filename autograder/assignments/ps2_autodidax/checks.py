@@ -238,16 +238,7 @@ def expect_comparisons(inputs):
 
 def _tree_fn(program):
     programs.register_pair_with_jax()
-    lib = programs.theirs()
-    body = programs.build(program, lib)
-
-    def f(tree):
-        x, (y, pair) = tree["a"], tree["b"]
-        out = body(x, y, pair.first, pair.second)
-        pair_out = programs.Pair(lib["sin"](x), pair.second)
-        return {"out": [out, (lib["mul"](x, y),)], "pair": pair_out}
-
-    return f
+    return programs.tree_function(program, programs.theirs())
 
 
 def expect_tree_leaves(inputs):

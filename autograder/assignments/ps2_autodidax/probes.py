@@ -228,19 +228,6 @@ def probe_pytree_structure(ns, inputs):
 JVP_DEPS = ("jvp_rules", "JVPTrace", "tree_flatten", "tree_unflatten", "flatten_fun")
 
 
-def tree_function(program, lib):
-    """A function of a pytree {"a": x, "b": [y, Pair(z, w)]} to a pytree with all node kinds."""
-    body = programs.build(program, lib)
-
-    def f(tree):
-        x, (y, pair) = tree["a"], tree["b"]
-        out = body(x, y, pair.first, pair.second)
-        pair_out = programs.Pair(lib["sin"](x), pair.second)
-        return {"out": [out, (lib["mul"](x, y),)], "pair": pair_out}
-
-    return f
-
-
 def _tree_args(inputs):
     def tree(vals):
         x, y, z, w = vals
@@ -254,7 +241,7 @@ def probe_jvp_pytree(ns, inputs):
     jvp = own(ns, "jvp")
     primals, tangents = _tree_args(inputs)
     with reference(ns, *JVP_DEPS):
-        out, dout = jvp(tree_function(inputs["program"], programs.OURS), (primals,), (tangents,))
+        out, dout = jvp(programs.tree_function(inputs["program"], programs.OURS), (primals,), (tangents,))
     return {"structure": programs.describe(out) + programs.describe(dout),
             "values": [programs.encode(out), programs.encode(dout)]}
 

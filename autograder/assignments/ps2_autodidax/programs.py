@@ -164,3 +164,16 @@ def describe(tree) -> str:
     if type(tree) is tuple:
         return "(" + ",".join(describe(t) for t in tree) + ")"
     return "*"
+
+
+def tree_function(program, lib):
+    """A function of a pytree {"a": x, "b": [y, Pair(z, w)]} to a pytree with all node kinds."""
+    body = build(program, lib)
+
+    def f(tree):
+        x, (y, pair) = tree["a"], tree["b"]
+        out = body(x, y, pair.first, pair.second)
+        pair_out = Pair(lib["sin"](x), pair.second)
+        return {"out": [out, (lib["mul"](x, y),)], "pair": pair_out}
+
+    return f
