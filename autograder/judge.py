@@ -13,7 +13,8 @@ import numpy as np
 from autograder.spec import Outcome, Verdict
 
 
-def _raised(outcome: Outcome) -> Verdict | None:
+def raised(outcome: Outcome) -> Verdict | None:
+    """A failing verdict when the probe raised; None when it returned a value."""
     if outcome.raised is not None:
         return Verdict(False, f"raised {outcome.raised}: {outcome.message}")
     return None
@@ -37,7 +38,7 @@ def as_array(value: Any, like: np.ndarray) -> np.ndarray:
 
 def close(expected: Any, outcome: Outcome, *, rtol: float = 1e-5, atol: float = 1e-6) -> Verdict:
     """Array (or nested list/tuple/dict of arrays) equal up to tolerance, same shapes and dtypes."""
-    failed = _raised(outcome)
+    failed = raised(outcome)
     if failed:
         return failed
     try:
@@ -84,7 +85,7 @@ def raises(exc_name: str, outcome: Outcome) -> Verdict:
 
 def equal(expected: Any, outcome: Outcome) -> Verdict:
     """Exact equality of plain (non-array) data: str, int, bool, and lists/dicts of them."""
-    failed = _raised(outcome)
+    failed = raised(outcome)
     if failed:
         return failed
     if type(outcome.value) is not type(expected) or outcome.value != expected:

@@ -341,8 +341,8 @@ def composite(hints: tuple[tuple[str, str], ...], default: str, **tolerance):
     tolerance = tolerance or F32
 
     def judge_composite(expected: dict, outcome: Outcome) -> Verdict:
-        if outcome.raised is not None:
-            return Verdict(False, f"raised {outcome.raised}: {outcome.message}")
+        if failed := judge.raised(outcome):
+            return failed
         got = outcome.value
         if type(got) is not dict or type(got.get("diag")) is not dict:
             return Verdict(False, "the probe's result is malformed")
@@ -358,8 +358,8 @@ def composite(hints: tuple[tuple[str, str], ...], default: str, **tolerance):
 
 
 def judge_abstract_eval(expected: dict, outcome: Outcome) -> Verdict:
-    if outcome.raised is not None:
-        return Verdict(False, f"raised {outcome.raised}: {outcome.message}")
+    if failed := judge.raised(outcome):
+        return failed
     got = outcome.value
     if type(got) is not dict or set(got) != set(expected):
         return Verdict(False, "the probe's result is malformed")
@@ -379,8 +379,8 @@ def expect_rejects(inputs: dict) -> dict:
 
 
 def judge_rejects(expected: dict, outcome: Outcome) -> Verdict:
-    if outcome.raised is not None:
-        return Verdict(False, f"raised {outcome.raised}: {outcome.message}")
+    if failed := judge.raised(outcome):
+        return failed
     got = outcome.value
     if type(got) is not dict or set(got) != set(expected):
         return Verdict(False, "the probe's result is malformed")
@@ -395,8 +395,8 @@ def judge_rejects(expected: dict, outcome: Outcome) -> Verdict:
 
 
 def judge_lowered(expected: dict, outcome: Outcome) -> Verdict:
-    if outcome.raised is not None:
-        return Verdict(False, f"raised {outcome.raised}: {outcome.message}")
+    if failed := judge.raised(outcome):
+        return failed
     got = outcome.value
     if type(got) is not dict or type(got.get("ops")) is not list:
         return Verdict(False, "the probe's result is malformed")
@@ -411,8 +411,8 @@ def judge_lowered(expected: dict, outcome: Outcome) -> Verdict:
 
 
 def judge_gpu(expected: dict, outcome: Outcome) -> Verdict:
-    if outcome.raised is not None:
-        return Verdict(False, f"raised {outcome.raised}: {outcome.message}")
+    if failed := judge.raised(outcome):
+        return failed
     got = outcome.value
     if type(got) is not dict or got.get("platform") != "gpu":
         return Verdict(False, "the result did not stay on the GPU")

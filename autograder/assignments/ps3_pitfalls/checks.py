@@ -164,8 +164,8 @@ def _judge_pytree(expected: dict, outcome: Outcome) -> Verdict:
 
 
 def _judge_placement(expected: dict, outcome: Outcome) -> Verdict:
-    if outcome.raised:
-        return Verdict(False, f"raised {outcome.raised}: {outcome.message}")
+    if failed := judge.raised(outcome):
+        return failed
     got = outcome.value
     if got["on_device"] is not True:
         return Verdict(False, "the array is not on the requested device")
@@ -175,8 +175,8 @@ def _judge_placement(expected: dict, outcome: Outcome) -> Verdict:
 
 
 def _judge_benchmark(expected: float, outcome: Outcome) -> Verdict:
-    if outcome.raised:
-        return Verdict(False, f"raised {outcome.raised}: {outcome.message}")
+    if failed := judge.raised(outcome):
+        return failed
     got = outcome.value
     if got["calls"] < 2:
         return Verdict(False, "the function was called fewer than twice")
@@ -195,8 +195,8 @@ def _judge_benchmark(expected: float, outcome: Outcome) -> Verdict:
 
 
 def _judge_donate(expected: dict, outcome: Outcome) -> Verdict:
-    if outcome.raised:
-        return Verdict(False, f"raised {outcome.raised}: {outcome.message}")
+    if failed := judge.raised(outcome):
+        return failed
     got = outcome.value
     if not all(got["params_deleted"]):
         return Verdict(False, "the params buffers were not donated (they are still alive)")
@@ -206,8 +206,8 @@ def _judge_donate(expected: dict, outcome: Outcome) -> Verdict:
 
 
 def _judge_debug_print(expected: dict, outcome: Outcome) -> Verdict:
-    if outcome.raised:
-        return Verdict(False, f"raised {outcome.raised}: {outcome.message}")
+    if failed := judge.raised(outcome):
+        return failed
     lines = [ln for ln in outcome.value["text"].splitlines() if ln.strip()]
     if len(lines) != len(expected["printed"]):
         return Verdict(False, f"{len(expected['printed'])} jitted calls printed {len(lines)} "
