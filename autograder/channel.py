@@ -6,6 +6,13 @@ the payload, under a random per-run secret, so student code that writes to the s
 an old frame) produces a frame the grader rejects. The payload encodes plain data only (see
 autograder.spec): JSON for the structure, ``.npy`` bytes (``allow_pickle=False``) for arrays.
 Nothing here unpickles anything.
+
+The MAC keeps out bytes that the notebook's code writes to a descriptor it guessed; it is not
+what the grader's trust rests on. The key is in the student's process (its harness must sign),
+so code that reaches the process's heap could sign anything; the tripwire (autograder.guard)
+ends any process whose notebook code walks the heap, and the grader treats every authenticated
+frame as hostile data all the same: a frame is at most ``MAX_FRAME`` bytes, and anything
+``decode`` cannot read as plain data is a :class:`ChannelError`, never another exception.
 """
 
 from __future__ import annotations
@@ -25,7 +32,8 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-MAX_FRAME = 256 << 20
+MAX_FRAME = 1 << 20  # each way; a probe's value is small plain data
+MAX_DEPTH = 32
 _HEADER = struct.Struct(">I")
 _SEQ = struct.Struct(">Q")
 # Dtypes NumPy cannot describe in a .npy header travel as same-width unsigned ints plus a name.
@@ -54,6 +62,8 @@ class Channel:
         """Send one frame; TimeoutError past ``deadline`` (the grader's descriptor is
         non-blocking, so a child that stops reading cannot stall it)."""
         payload = encode(message)
+        if len(payload) > MAX_FRAME:
+            raise ValueError(f"a message of {len(payload)} bytes is over the channel's limit")
         frame = _HEADER.pack(len(payload)) + self._mac(self._send_seq, payload) + payload
         self._send_seq += 1
         view = memoryview(frame)
@@ -75,7 +85,12 @@ class Channel:
         if not _compare_digest(mac, self._mac(self._recv_seq, payload)):
             raise ChannelError("frame failed authentication")
         self._recv_seq += 1
-        return decode(payload)
+        try:
+            return decode(payload)
+        except ChannelError:
+            raise
+        except Exception as err:  # noqa: BLE001 - hostile bytes: any failure is a bad frame
+            raise ChannelError(f"malformed payload ({type(err).__name__})") from None
 
     def _wait(self, deadline: float | None, *, write: bool) -> None:
         left = None if deadline is None else deadline - time.monotonic()
@@ -128,7 +143,9 @@ def decode(payload: bytes) -> Any:
     for _ in range(n_blobs):
         (n,) = _HEADER.unpack(take(4))
         blobs.append(take(n))
-    return _from_json(structure, blobs)
+    if pos != len(view):
+        raise ChannelError("trailing bytes")
+    return _from_json(structure, blobs, 0)
 
 
 def _to_json(value: Any, blobs: list[bytes]) -> Any:
@@ -156,15 +173,18 @@ def _to_json(value: Any, blobs: list[bytes]) -> Any:
     raise TypeError(f"{kind.__name__} is not plain data")
 
 
-def _from_json(value: Any, blobs: list[bytes]) -> Any:
+def _from_json(value: Any, blobs: list[bytes], depth: int) -> Any:
     if value is None or type(value) in (bool, int, float, str):
         return value
+    depth += 1
+    if depth > MAX_DEPTH:
+        raise ChannelError("nested too deeply")
     if type(value) is list:
-        return [_from_json(v, blobs) for v in value]
+        return [_from_json(v, blobs, depth) for v in value]
     if type(value) is dict and len(value) == 1 and "t" in value and type(value["t"]) is list:
-        return tuple(_from_json(v, blobs) for v in value["t"])
+        return tuple(_from_json(v, blobs, depth) for v in value["t"])
     if type(value) is dict and len(value) == 1 and "d" in value and type(value["d"]) is dict:
-        return {k: _from_json(v, blobs) for k, v in value["d"].items()}
+        return {k: _from_json(v, blobs, depth) for k, v in value["d"].items()}
     if type(value) is dict and set(value) == {"a", "dtype"} and type(value["a"]) is int:
         if not 0 <= value["a"] < len(blobs):
             raise ChannelError("bad array reference")

@@ -1,15 +1,19 @@
 """Feedback stage: one self-contained HTML page per student.
 
 It shows the score, the student's own cells and what they printed, then every check grouped by
-task with its points and message. Everything from the notebook is HTML-escaped; nothing hidden (check code,
-inputs, expected values) is available here to leak.
+task with its points and message. Everything from the notebook is stripped of control
+characters and HTML-escaped, and the page is bounded (``MAX_SHOWN`` characters of cells); nothing
+hidden (check code, inputs, expected values) is available here to leak.
 """
 
 from __future__ import annotations
 
 from html import escape
 
+from autograder.record import clean_text
 from autograder.spec import Assignment
+
+MAX_SHOWN = 2_000_000  # characters of the notebook's cells shown on one page
 
 _CSS = """
 body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}
@@ -26,7 +30,9 @@ td,th{border-bottom:1px solid #ddd;padding:.35rem;text-align:left;vertical-align
 
 def render(result: dict, assignment: Assignment, detail: dict) -> str:
     """``result``: the results JSON; ``detail``: the worker's report (cells, notes, per-check)."""
-    esc = escape
+    def esc(text: object) -> str:
+        return escape(clean_text(str(text), MAX_SHOWN, keep_lines=True))
+
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>{esc(assignment.name)}: feedback for {esc(result['student_id'])}</title>",
@@ -39,7 +45,14 @@ def render(result: dict, assignment: Assignment, detail: dict) -> str:
     for note in detail.get("notes", []):
         parts.append(f"<p class='note'>{esc(note)}</p>")
     parts.append("<h2>Your notebook, as graded</h2>")
-    for cell in detail.get("cells", []):
+    shown = 0
+    cells = detail.get("cells", [])
+    for number, cell in enumerate(cells):
+        shown += sum(len(cell.get(k) or "") for k in ("source", "output", "error"))
+        if shown > MAX_SHOWN:
+            parts.append(f"<p class='note'>{len(cells) - number} more cells not shown (the "
+                         f"page shows at most {MAX_SHOWN} characters of the notebook)</p>")
+            break
         parts.append("<div class='cell'>")
         label = {"solution": "your solution", "student": "a cell you added",
                  "provided": "provided (read-only)", "test": "test cell"}.get(cell["role"], "")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from autograder import feedback, record
 from autograder.normalise import read_release
+from autograder.record import clean_text
 from autograder.runner import Config, Limits, check_name, grade_notebook, init_worker
 from autograder.spec import Assignment
 
@@ -205,17 +206,20 @@ def _run_pool(config: Config, jobs: list, workers: int, progress: bool) -> dict:
 
 def _worker_failure(student_id: str, err: BaseException) -> dict:
     return {"student_id": student_id, "status": "error", "tests": {}, "cells": [], "notes": [],
-            "message": f"the grader failed on this submission ({type(err).__name__}: {err})"}
+            "message": f"the grader failed on this submission ({type(err).__name__}: "
+                       f"{clean_text(str(err), 300)})"}
 
 
 def summary_table(run: GradeRun) -> str:
-    width = max([len("student")] + [len(r["student_id"]) for r in run.rows])
+    # Nothing reaches the instructor's terminal with a control character in it.
+    width = max([len("student")] + [len(clean_text(r["student_id"], 60)) for r in run.rows])
     lines = [f"{'student':<{width}}  {'score':>13}  {'status':<7}  {'time':>6}  message"]
     for r in run.rows:
         seconds = run.details.get(r["student_id"], {}).get("seconds", 0.0)
-        lines.append(f"{r['student_id']:<{width}}  {r['score']:>6g}/{r['max_score']:<6g}  "
-                     f"{r['status']:<7}  {seconds:>5.1f}s  {r['message'][:70]}")
+        lines.append(f"{clean_text(r['student_id'], 60):<{width}}  "
+                     f"{r['score']:>6g}/{r['max_score']:<6g}  "
+                     f"{r['status']:<7}  {seconds:>5.1f}s  {clean_text(r['message'], 70)}")
     lines.append(f"{len(run.rows)} submissions in {run.seconds:.1f} s "
                  f"({60 * len(run.rows) / max(run.seconds, 1e-9):.1f}/min); "
-                 f"isolation: {run.isolation}; output in {run.out}")
+                 f"isolation: {clean_text(run.isolation, 400)}; output in {run.out}")
     return "\n".join(lines)

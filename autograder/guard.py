@@ -1,34 +1,57 @@
-"""Monkeypatch defence for the student's process.
+"""What the student's process does to the grader's code, detected; every detection fails checks.
 
-Before student code runs, the harness snapshots the namespaces the probes and the harness rely on
-(modules, classes, JAX's rule registries, ``sys.modules``). After the student's cells and after
-every probe it puts them back and reports what had been changed, so a redefined ``np.allclose``
-or ``jax.grad`` never reaches a probe. JAX's registries may change only for the assignment's own
-primitives (``Assignment.extra["own_primitives"]``): registering those rules is the assignment.
+Three mechanisms, all set up in the student's process before its first cell runs:
+
+* :class:`Guard` snapshots the namespaces the probes and the harness rely on (JAX's and NumPy's
+  modules and every class they define, JAX's rule registries, ``sys.modules``, ``builtins``, the
+  autograder's own modules and classes). ``restore()`` puts back whatever was changed and names
+  it; the grader fails every check the change could have reached. JAX's registries may change
+  only for the assignment's own primitives (``Assignment.extra["own_primitives"]``).
+* :func:`install_tripwire` adds an audit hook (PEP 578). Audit hooks cannot be removed from Python
+  and see every way code reaches into the interpreter: walking the heap (``gc``), frames
+  (``sys._getframe``, ``tb_frame``, ``gi_frame``), native memory (``ctypes``), trace and profile
+  hooks, ``__code__``/``__defaults__`` writes, new code objects, ``/proc/*/mem``. When code that
+  is not the Python install's, the virtualenv's or the course's own (that is, the notebook's
+  code) triggers one, the hook ends the process at once with a status naming the kind; the
+  grader fails every check not yet answered. The hook acts before the operation happens, so the
+  notebook never holds the object it reached for.
+* :func:`make_quiet_check` (before and after every probe): no thread the notebook started is
+  alive, no trace or profile hook is set, no signal handler or interval timer of the notebook's
+  is armed, so nothing of the notebook's runs between the harness's own steps.
+
+The state of all three lives in closures created before student code runs, bound to the
+built-ins they need, so rebinding a module global, a builtin or a class attribute cannot switch
+them off; reaching the closures themselves needs the heap or frames, which the tripwire ends.
 """
 
 from __future__ import annotations
 
-import builtins
 import importlib
+import os
+import signal
 import sys
+import threading
 import types
+from collections.abc import Callable
 from typing import Any
 
 _MODULES = (
     "jax", "jax.numpy", "jax.lax", "jax.test_util", "jax.extend", "jax.extend.core",
     "jax.interpreters.ad", "jax.interpreters.batching", "jax.interpreters.mlir",
     "jax._src.interpreters.ad", "jax._src.interpreters.batching", "jax._src.interpreters.mlir",
-    "jax._src.core", "jax._src.api", "jax._src.array", "numpy", "numpy.testing", "numpy.linalg",
-    "builtins", "os", "sys", "io", "json", "struct", "hmac", "hashlib", "signal", "traceback",
+    "jax._src.interpreters.partial_eval", "jax._src.interpreters.pxla", "jax._src.dispatch",
+    "jax._src.core", "jax._src.api", "jax._src.array", "jax._src.pjit", "jax._src.config",
+    "jax._src.numpy.lax_numpy", "jax._src.lax.lax", "jax._src.tree_util", "jax.tree_util",
+    "numpy", "numpy.testing", "numpy.linalg", "ml_dtypes",
+    "builtins", "os", "posix", "sys", "io", "json", "struct", "hmac", "hashlib", "signal",
+    "traceback", "threading", "_thread", "gc", "select", "socket", "pickle",
     "IPython.core.interactiveshell", "autograder.plain", "autograder.channel", "autograder.guard",
     "autograder.sandbox",
 )
-_CLASSES = (
-    ("jax._src.core", "Primitive"), ("jax._src.core", "Tracer"), ("jax._src.core", "Trace"),
-    ("jax._src.array", "ArrayImpl"), ("jax._src.core", "ShapedArray"),
-    ("IPython.core.interactiveshell", "InteractiveShell"),
-)
+# Every class these packages define (in modules loaded when the guard is made) is snapshotted:
+# class attributes can be rebound without any audit event.
+# (jaxlib's compiled classes fill some attributes lazily, and cannot be patched from Python.)
+_CLASS_PACKAGES = ("jax", "numpy", "ml_dtypes", "autograder", "IPython.core")
 # (module, attribute) of dicts keyed by Primitive.
 _REGISTRIES = (
     ("jax._src.interpreters.ad", "primitive_jvps"),
@@ -37,104 +60,259 @@ _REGISTRIES = (
     ("jax._src.interpreters.mlir", "_lowerings"),
 )
 _MISSING = object()
+# Interpreter bookkeeping that changes on its own while code runs.
+_HARMLESS = {
+    "sys": frozenset(("last_type", "last_value", "last_traceback", "last_exc", "displayhook",
+                      "stdout", "stderr", "ps1", "ps2", "exc_info", "excepthook")),
+    "builtins": frozenset(("_", "__IPYTHON__", "get_ipython", "display")),
+}
 
 
 class Guard:
+    """``Guard(own, extra_modules).restore()`` -> sorted names of what had been changed."""
+
     def __init__(self, own_primitives: tuple[str, ...] = (), extra_modules: tuple[str, ...] = ()):
-        self.own = frozenset(own_primitives)
-        self._dicts: list[tuple[str, dict, dict]] = []  # (label, live dict, snapshot)
-        self._classes: list[tuple[str, type, dict]] = []
-        self._registries: list[tuple[str, dict, dict]] = []
-        for name in _MODULES + tuple(extra_modules):
-            try:
-                module = importlib.import_module(name)
-            except ImportError:
-                continue
-            self._dicts.append((name, vars(module), dict(vars(module))))
-        for module_name, cls_name in _CLASSES:
-            try:
-                cls = getattr(importlib.import_module(module_name), cls_name)
-            except (ImportError, AttributeError):
-                continue
-            self._classes.append((f"{cls.__module__}.{cls.__qualname__}", cls, dict(vars(cls))))
-        for module_name, attr in _REGISTRIES:
-            try:
-                table = getattr(importlib.import_module(module_name), attr)
-            except (ImportError, AttributeError):
-                continue
-            self._registries.append((f"{module_name}.{attr}", table, dict(table)))
-        from jax._src.interpreters import mlir
+        self.restore: Callable[[], list[str]] = _make_restore(frozenset(own_primitives),
+                                                              tuple(extra_modules))
 
-        for platform, table in list(mlir._platform_specific_lowerings.items()):
-            self._registries.append((f"{platform} lowerings", table, dict(table)))
-        self._platform_tables = mlir._platform_specific_lowerings
-        self._platforms = set(self._platform_tables)
-        self._sys_modules = dict(sys.modules)
-        self._builtins = dict(vars(builtins))
 
-    def restore(self) -> list[str]:
-        """Undo every change to the guarded state; the names of what had been changed."""
+def _make_restore(own: frozenset, extra_modules: tuple[str, ...]) -> Callable[[], list[str]]:
+    dicts: list[tuple[str, dict, dict, frozenset]] = []
+    for name in extra_modules + _MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        harmless = _HARMLESS.get(name, frozenset())
+        dicts.append((name, vars(module), dict(vars(module)), harmless))
+    classes: list[tuple[str, Any, dict]] = []
+    seen: set[int] = set()
+    for name, module in list(sys.modules.items()):
+        if module is None or not any(name == p or name.startswith(p + ".")
+                                     for p in _CLASS_PACKAGES):
+            continue
+        for value in list(vars(module).values()):
+            if (isinstance(value, type) and id(value) not in seen
+                    and getattr(value, "__module__", None) == name
+                    and value.__flags__ & (1 << 9)):  # heap types: the others are immutable
+                seen.add(id(value))
+                classes.append((f"{name}.{value.__qualname__}", value, dict(vars(value))))
+    registries: list[tuple[str, dict, dict]] = []
+    for module_name, attr in _REGISTRIES:
+        try:
+            table = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError):
+            continue
+        registries.append((f"{module_name}.{attr}", table, dict(table)))
+    from jax._src.interpreters import mlir
+
+    platform_tables = mlir._platform_specific_lowerings
+    for platform, table in list(platform_tables.items()):
+        registries.append((f"{platform} lowerings", table, dict(table)))
+    platforms = frozenset(platform_tables)
+    modules_live, modules_snap = sys.modules, dict(sys.modules)
+    # Everything the closure calls is bound here, before student code can rebind any of it.
+    _setattr, _delattr, _vars, _getattr, _ModuleType = (setattr, delattr, vars, getattr,
+                                                        types.ModuleType)
+    _isinstance, _str, _sorted, _set, _repr = isinstance, str, sorted, set, repr
+    missing = _MISSING
+
+    def restore() -> list[str]:
         changed: list[str] = []
-        for label, live, snap in self._dicts:
-            changed += _restore_dict(label, live, snap)
-        for label, cls, snap in self._classes:
-            live = dict(vars(cls))
-            for key in set(live) | set(snap):
-                old, new = snap.get(key, _MISSING), live.get(key, _MISSING)
+        for label, live, snap, harmless in dicts:
+            for key, old in snap.items():
+                if live.get(key, missing) is not old:
+                    live[key] = old
+                    if key not in harmless:
+                        changed.append(label + "." + _str(key))
+            if len(live) != len(snap):
+                for key in [k for k in live if k not in snap]:
+                    value = live.pop(key)
+                    # Importing a submodule binds it in its parent: harmless.
+                    if _isinstance(value, _ModuleType) or key in harmless:
+                        live[key] = value
+                    elif not (_isinstance(key, _str) and key.startswith("__")):
+                        changed.append(label + "." + _str(key) + " (added)")
+        for label, cls, snap in classes:
+            live = _vars(cls)
+            if len(live) == len(snap):
+                same = True
+                for key, old in snap.items():
+                    if live.get(key, missing) is not old:
+                        same = False
+                        break
+                if same:
+                    continue
+            for key in _set(live) | _set(snap):
+                old, new = snap.get(key, missing), live.get(key, missing)
                 if old is new:
                     continue
-                changed.append(f"{label}.{key}")
+                changed.append(label + "." + _str(key))
                 try:
-                    if old is _MISSING:
-                        delattr(cls, key)
+                    if old is missing:
+                        _delattr(cls, key)
                     else:
-                        setattr(cls, key, old)
+                        _setattr(cls, key, old)
                 except (AttributeError, TypeError):
                     pass
-        for label, table, snap in self._registries:
-            for key in set(table) | set(snap):
-                if getattr(key, "name", None) in self.own:
+        for label, table, snap in registries:
+            if len(table) == len(snap) and all(table.get(k, missing) is v
+                                               for k, v in snap.items()):
+                continue
+            for key in _set(table) | _set(snap):
+                if _getattr(key, "name", None) in own:
                     continue
-                old, new = snap.get(key, _MISSING), table.get(key, _MISSING)
+                old, new = snap.get(key, missing), table.get(key, missing)
                 if old is new:
                     continue
-                changed.append(f"{label}[{getattr(key, 'name', key)!s}]")
-                if old is _MISSING:
+                changed.append(label + "[" + _str(_getattr(key, "name", "?")) + "]")
+                if old is missing:
                     del table[key]
                 else:
                     table[key] = old
-        for platform in set(self._platform_tables) - self._platforms:
-            table = self._platform_tables[platform]
-            for key in [k for k in table if getattr(k, "name", None) not in self.own]:
-                changed.append(f"{platform} lowerings[{getattr(key, 'name', key)!s}]")
+        for platform in _set(platform_tables) - platforms:
+            table = platform_tables[platform]
+            for key in [k for k in table if _getattr(k, "name", None) not in own]:
+                changed.append(platform + " lowerings[" + _str(_getattr(key, "name", "?")) + "]")
                 del table[key]
-        for name, module in self._sys_modules.items():
-            if sys.modules.get(name, _MISSING) is not module:
-                changed.append(f"sys.modules[{name!r}]")
-                sys.modules[name] = module
-        return sorted(set(changed))
+        for name, module in modules_snap.items():
+            if modules_live.get(name, missing) is not module:
+                changed.append("sys.modules[" + _repr(name) + "]")
+                modules_live[name] = module
+        return _sorted(_set(changed))
+
+    return restore
 
 
-def _restore_dict(label: str, live: dict, snap: dict) -> list[str]:
-    changed = []
-    for key in [k for k in live if k not in snap]:
-        # Importing a submodule (jax.extend, numpy.testing) binds it in its parent: harmless.
-        if isinstance(live[key], types.ModuleType) or _harmless(label, key):
-            continue
-        if not (isinstance(key, str) and key.startswith("__")):
-            changed.append(f"{label}.{key} (added)")
-        del live[key]
-    for key, old in snap.items():
-        if live.get(key, _MISSING) is not old:
-            if not _harmless(label, key):
-                changed.append(f"{label}.{key}")
-            live[key] = old
-    return changed
+# What the tripwire saw, by exit status offset (the grader turns the status into the message).
+TRIPWIRE_KINDS = (
+    "walked the interpreter's heap (gc)",
+    "reached into the interpreter's frames",
+    "used ctypes to reach native memory",
+    "set a trace or profile hook",
+    "added an audit hook",
+    "rewrote a function or code object it did not write",
+    "opened a process's memory",
+)
+_EVENT_KIND = {
+    "gc.get_objects": 0, "gc.get_referrers": 0, "gc.get_referents": 0,
+    "sys._getframe": 1, "sys._current_frames": 1, "object.__getattr__": 1,
+    "sys.settrace": 3, "sys.setprofile": 3,
+    "sys.addaudithook": 4,
+    "object.__setattr__": 5, "object.__delattr__": 5, "code.__new__": 5, "function.__new__": 5,
+    "compile": 5,
+    "open": 6,
+}
 
 
-def _harmless(label: str, key: Any) -> bool:
-    # Interpreter bookkeeping that changes on its own while code runs.
-    return label in ("sys", "builtins") and key in (
-        "last_type", "last_value", "last_traceback", "last_exc", "_", "displayhook", "stdout",
-        "stderr", "ps1", "ps2", "__IPYTHON__", "get_ipython", "display", "exc_info", "excepthook",
-    )
+# Library modules that hand frames or native memory to their caller (inspect.currentframe,
+# traceback.walk_stack, ctypes.string_at): what they do counts as their caller's.
+_FRAME_HANDERS = ("/inspect.py", "/traceback.py", "/logging/__init__.py",
+                  "/ctypes/__init__.py")
+
+
+def install_tripwire(trusted: tuple[str, ...], exit_base: int, own_globals: dict) -> None:
+    """Audit hook ending the process with ``exit_base + kind`` when the notebook's code (code
+    whose file is under none of the ``trusted`` path prefixes) reaches into the interpreter.
+    ``own_globals``: the namespace the cells run in (their own functions' attributes are
+    theirs to set)."""
+    getframe, exit_now = sys._getframe, os._exit
+    kinds, busy = dict(_EVENT_KIND), []
+    is_str, is_bytes, is_function = str, bytes, types.FunctionType
+    trusted, handers = tuple(trusted), _FRAME_HANDERS
+
+    def is_student(frame: Any) -> bool:
+        filename = frame.f_code.co_filename
+        return not (type(filename) is is_str and filename.startswith(trusted))
+
+    def hook(event: str, args: tuple) -> None:
+        kind = kinds.get(event)
+        if kind is None:
+            if not event.startswith("ctypes."):
+                return
+            kind = 2
+        if busy:
+            return
+        busy.append(1)
+        try:
+            frame = getframe(1)
+            if not is_student(frame):
+                # A library asked; for frames, a library that hands them on counts as its caller.
+                if kind not in (1, 2) or not frame.f_code.co_filename.endswith(handers):
+                    return
+                up = frame.f_back
+                if up is None or not is_student(up):
+                    return
+            if kind == 6:  # open: only a process's memory
+                path = args[0] if args else ""
+                if type(path) is is_bytes:
+                    path = path.decode("utf-8", "replace")
+                if not (type(path) is is_str and path.startswith("/proc/")
+                        and path.endswith("/mem")):
+                    return
+            elif event == "compile":
+                # Student code naming its code after a trusted file would pass as trusted.
+                name = args[1] if len(args) > 1 else ""
+                if type(name) is is_bytes:
+                    name = name.decode("utf-8", "replace")
+                if not (type(name) is is_str and name.startswith(trusted)):
+                    return
+            elif event in ("object.__setattr__", "object.__delattr__"):
+                # A notebook may set attributes of its own functions (functools.wraps does).
+                target = args[0] if args else None
+                if type(target) is is_function and target.__globals__ is own_globals:
+                    return
+            exit_now(exit_base + kind)
+        finally:
+            busy.clear()
+
+    sys.addaudithook(hook)
+
+
+def make_quiet_check(user_ns: dict) -> Callable[[], list[str]]:
+    """A function listing (and stopping where it can) what of the notebook's could still run
+    on its own: threads, trace/profile hooks, signal handlers, interval timers."""
+    gettrace, getprofile, settrace, setprofile = (sys.gettrace, sys.getprofile, sys.settrace,
+                                                  sys.setprofile)
+    current_frames, main_ident = sys._current_frames, threading.main_thread().ident
+    get_ident = threading.get_ident
+    thread_module = vars(threading)
+    handlers = {}
+    for sig in (signal.SIGALRM, signal.SIGVTALRM, signal.SIGPROF, signal.SIGUSR1,
+                signal.SIGUSR2, signal.SIGCHLD, signal.SIGIO, signal.SIGTERM, signal.SIGINT,
+                signal.SIGHUP, signal.SIGPIPE, signal.SIGXCPU, signal.SIGURG, signal.SIGWINCH):
+        handlers[sig] = signal.getsignal(sig)
+    getsignal, setsignal = signal.getsignal, signal.signal
+    getitimer, setitimer = signal.getitimer, signal.setitimer
+    # Interval timers (alarm() included) not armed already when the check is made.
+    timers = tuple(which for which in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL,
+                                       signal.ITIMER_PROF) if not getitimer(which)[0])
+    threads_before = frozenset(sys._current_frames())
+    _len, _str = len, str
+
+    def quiet() -> list[str]:
+        found: list[str] = []
+        me = get_ident()
+        others = [t for t in current_frames() if t != me and t != main_ident
+                  and t not in threads_before]
+        if others:
+            found.append(_str(_len(others)) + " thread(s) started by the notebook still running")
+        if gettrace() is not None or getprofile() is not None:
+            found.append("a trace or profile hook")
+            settrace(None)
+            setprofile(None)
+        if (thread_module.get("_trace_hook") is not None
+                or thread_module.get("_profile_hook") is not None):
+            found.append("a trace or profile hook for new threads")
+            thread_module["_trace_hook"] = thread_module["_profile_hook"] = None
+        for sig, handler in handlers.items():
+            if getsignal(sig) is not handler:
+                found.append("a handler for signal " + _str(int(sig)))
+                setsignal(sig, handler)
+        for which in timers:
+            if getitimer(which)[0]:
+                setitimer(which, 0)
+                found.append("an interval timer or alarm")
+        return found
+
+    return quiet

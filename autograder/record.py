@@ -9,6 +9,7 @@ import csv
 import importlib.util
 import json
 import os
+import re
 import sys
 import threading
 import types
@@ -19,6 +20,20 @@ from autograder.normalise import nbgrader_meta
 from autograder.spec import Assignment
 
 CSV_FIELDS = ("student_id", "assignment", "score", "max_score", "status", "message")
+# C0 and C1 controls (ANSI escapes start with ESC or CSI) but tab and newline, DEL, and the
+# Unicode controls that reorder or hide text.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e"
+                      "\u2060-\u2069\ufeff]")
+
+
+def clean_text(text: str, limit: int, *, keep_lines: bool = False) -> str:
+    """``text`` without control characters, at most ``limit`` characters (said when cut)."""
+    text = _CONTROL.sub("", str(text))
+    if not keep_lines:
+        text = text.replace("\n", " ").replace("\t", " ")
+    if len(text) > limit:
+        text = text[:max(0, limit - 30)] + f" [... {len(text) - limit} more characters]"
+    return text
 
 
 def score_of(tests: list[dict]) -> tuple[float, float]:

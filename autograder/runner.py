@@ -6,10 +6,25 @@ JAX config) group of checks. Expectations are computed here with real JAX while 
 the cells; comparison happens here. A child that hangs, crashes or exits fails only the checks it
 had not answered; a fresh child (cells re-run) takes the remaining ones, within a bounded number
 of restarts and the notebook's time budget.
+
+Every frame from the child is hostile data (see autograder.sandbox for the threat model): each
+is checked against the protocol (which message may come when, the type and size of every field)
+and any deviation fails the submission's remaining checks; nothing a frame says sets the row's
+status or message, and every string from it is stripped of control characters and capped. Any
+change the harness reports (a patched library, a thread left running, a trace hook) fails the
+checks it could have reached; a tripwire exit fails every check not yet answered.
+
+One submission never touches another: each child gets a uid no other child of any grading run on
+the machine gets (a block of uids per worker, held by a lock file), its own cgroup (memory and
+process limits for all its processes together, where the machine lets us make one), and when
+it is done or killed, everything in its cgroup and everything running under its uid is killed
+and waited for before the next submission starts.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import hashlib
 import hmac
 import importlib
@@ -29,7 +44,9 @@ import numpy as np
 
 from autograder import sandbox
 from autograder.channel import Channel, ChannelError
+from autograder.guard import TRIPWIRE_KINDS
 from autograder.normalise import Notebook, NotebookError, normalise
+from autograder.record import clean_text
 from autograder.spec import Assignment, Check, Outcome, Verdict
 
 
@@ -38,7 +55,7 @@ class Limits:
     cell_timeout_s: float = 60.0
     notebook_timeout_s: float = 600.0  # all children of one submission together
     memory_mb: int = 3072
-    nproc: int = 512  # processes and threads of one worker slot's uid (XLA threads count)
+    nproc: int = 512  # processes and threads of one submission (XLA threads count)
     disk_mb: int = 256
     output_chars: int = 200_000
     cell_output_chars: int = 20_000
@@ -57,10 +74,21 @@ class Config:
     secret: bytes
     hide: list
     keep: list
-    base_uid: int = 61000
+    base_uid: int = 1_000_000  # blocks of UID_BLOCK uids from here, one block per worker
 
 
 _state: dict[str, Any] = {}
+UID_BLOCK = 4096
+UID_LOCKS = Path("/tmp/.autograder-uid-blocks")
+MAX_NOTES = 40
+NOTE_CHARS = 500
+# Environment the fork server (and so every sandbox) starts with: JAX's and XLA's own settings
+# only, so /proc/self/environ in the sandbox shows nothing of the grader's.
+_SANDBOX_ENV_PREFIXES = ("JAX_", "XLA_", "TF_CPP_")
+
+
+class ProtocolError(Exception):
+    """A frame from the child that the protocol does not allow at that point."""
 
 
 def init_worker(config: Config, slots: Any) -> None:
@@ -73,13 +101,186 @@ def init_worker(config: Config, slots: Any) -> None:
     sys.modules["__main__"] = types.ModuleType("__main__")
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["autograder.sandbox", probes_name])
-    # Start the fork server now: its imports overlap with this worker's JAX start-up below.
-    multiprocessing.forkserver.ensure_running()
+    # Start the fork server now: its imports overlap with this worker's JAX start-up below. It
+    # starts with an empty environment (but JAX's settings); its argv and what remains are wiped
+    # from each child's memory (autograder.sandbox).
+    saved = dict(os.environ)
+    try:
+        os.environ.clear()
+        os.environ.update({k: v for k, v in saved.items()
+                           if k.startswith(_SANDBOX_ENV_PREFIXES)},
+                          PATH="/usr/local/bin:/usr/bin:/bin", LANG="C.UTF-8")
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
     _state.update(
         config=config, assignment=checks.ASSIGNMENT, probes=probes_name, ctx=ctx,
         has_gpu=any(d.platform == "gpu" for d in jax.devices()),
-        uid=config.base_uid + slots.get(),
+        uids=_UidBlock(config.base_uid), cgroups=_Cgroups.find(),
     )
+
+
+class _UidBlock:
+    """Uids for this worker's children: a block no other worker of any run holds (an flock on
+    a file per block, released when the worker ends), used in order, never twice in a row."""
+
+    def __init__(self, base: int):
+        self.base, self.next, self.lock = base, 0, None
+        try:
+            UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
+        except OSError:
+            pass
+        for block in range(1024):
+            try:
+                fd = os.open(UID_LOCKS / f"{block}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError:
+                break
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            self.lock, self.base = fd, base + block * UID_BLOCK
+            break
+        else:
+            self.base = base + (os.getpid() % 1024) * UID_BLOCK
+
+    def take(self) -> int:
+        uid = self.base + self.next % UID_BLOCK
+        self.next += 1
+        _kill_uid(uid)  # a block is reused only after a worker of an earlier run ended
+        return uid
+
+
+def _kill_uid(uid: int) -> None:
+    """SIGKILL every process running as ``uid``, until none is left (uids are per child)."""
+    if os.geteuid() != 0:
+        return
+    for _ in range(100):
+        found = False
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                if os.stat(entry.path).st_uid != uid:
+                    continue
+                os.kill(int(entry.name), signal.SIGKILL)
+                found = True
+            except OSError:
+                continue
+        if not found:
+            return
+        time.sleep(0.01)
+
+
+class _Cgroups:
+    """Memory and process limits over all of one child's processes (cgroup v2, else v1)."""
+
+    def __init__(self, version: int, roots: dict[str, Path]):
+        self.version, self.roots, self.count = version, roots, 0
+
+    @classmethod
+    def find(cls) -> _Cgroups | None:
+        if os.geteuid() != 0:
+            return None
+        mounts: dict[str, Path] = {}
+        try:
+            for line in Path("/proc/self/mountinfo").read_text().splitlines():
+                left, _, right = line.partition(" - ")
+                point, (fstype, _, options) = Path(left.split()[4]), right.split()[:3]
+                if fstype == "cgroup2":
+                    mounts.setdefault("v2", point)
+                elif fstype == "cgroup":
+                    for controller in ("memory", "pids"):
+                        if controller in options.split(","):
+                            mounts.setdefault(controller, point)
+        except (OSError, ValueError):
+            return None
+        if "v2" in mounts:
+            root = mounts["v2"]
+            try:
+                wanted = {"memory", "pids"}
+                if wanted <= set((root / "cgroup.controllers").read_text().split()):
+                    (root / "cgroup.subtree_control").write_text("+memory +pids")
+                    parent = root / "autograder"
+                    parent.mkdir(exist_ok=True)
+                    (parent / "cgroup.subtree_control").write_text("+memory +pids")
+                    return cls(2, {"v2": parent})
+            except OSError:
+                pass
+        if "memory" in mounts and "pids" in mounts:
+            try:
+                roots = {}
+                for controller in ("memory", "pids"):
+                    parent = mounts[controller] / "autograder"
+                    parent.mkdir(exist_ok=True)
+                    roots[controller] = parent
+                return cls(1, roots)
+            except OSError:
+                pass
+        return None
+
+    def make(self, limits: Limits) -> list[Path]:
+        """New cgroup(s) for one child; the directories (their cgroup.procs joined by the
+        keeper before it forks the student's process)."""
+        self.count += 1
+        name = f"{os.getpid()}-{self.count}"
+        dirs = []
+        memory = limits.memory_mb << 20
+        for controller, parent in self.roots.items():
+            path = parent / name
+            path.mkdir()
+            dirs.append(path)
+            if self.version == 2:
+                _write(path / "memory.max", memory)
+                _write(path / "memory.swap.max", 0)
+                _write(path / "pids.max", limits.nproc)
+            elif controller == "memory":
+                _write(path / "memory.limit_in_bytes", memory)
+                _write(path / "memory.memsw.limit_in_bytes", memory)
+            else:
+                _write(path / "pids.max", limits.nproc)
+        return dirs
+
+    @staticmethod
+    def destroy(dirs: list[Path]) -> None:
+        """Kill everything in the cgroup(s), wait until they are empty, remove them."""
+        for path in dirs:
+            if (path / "cgroup.kill").exists():
+                _write(path / "cgroup.kill", 1)
+        for _ in range(200):
+            left = False
+            for path in dirs:
+                try:
+                    pids = (path / "cgroup.procs").read_text().split()
+                except OSError:
+                    continue
+                for pid in pids:
+                    left = True
+                    try:
+                        os.kill(int(pid), signal.SIGKILL)
+                    except (OSError, ValueError):
+                        pass
+            if not left:
+                break
+            time.sleep(0.01)
+        for path in dirs:
+            for _ in range(100):
+                try:
+                    path.rmdir()
+                    break
+                except OSError as err:
+                    if err.errno != errno.EBUSY:
+                        break
+                    time.sleep(0.01)
+
+
+def _write(path: Path, value: int) -> None:
+    try:
+        path.write_text(str(value))
+    except OSError:
+        pass
 
 
 def check_name(check: Check) -> str:
@@ -136,8 +337,19 @@ def input_seed(secret: bytes, student_id: str, check_id: str) -> int:
 
 
 class _Child:
-    def __init__(self, job: dict):
+    """One sandboxed child (keeper and student's process) and everything it may leave behind."""
+
+    def __init__(self, job: dict, limits: Limits):
         ctx = _state["ctx"]
+        cgroups: _Cgroups | None = _state["cgroups"]
+        self.uid = job["limits"]["uid"]
+        self.cgroup_dirs: list[Path] = []
+        if cgroups is not None:
+            try:
+                self.cgroup_dirs = cgroups.make(limits)
+            except OSError:
+                self.cgroup_dirs = []
+        job["cgroup_procs"] = [str(d / "cgroup.procs") for d in self.cgroup_dirs]
         parent, child = socket.socketpair()
         secret = os.urandom(32)
         self.process = ctx.Process(target=sandbox.child_main, args=(child, secret, job))
@@ -146,19 +358,36 @@ class _Child:
         parent.setblocking(False)
         self.sock = parent
         self.chan = Channel(parent.fileno(), secret, sends_first=True)
-        self.killed = False
+        self.killed = self.closed = False
 
     def kill(self) -> None:
+        """Stop everything of this child: the keeper kills the student's process (PID 1 of its
+        namespace: the kernel then kills the rest); the cgroup and the uid catch what is left."""
         self.killed = True
-        for target in (lambda: os.killpg(self.process.pid, signal.SIGKILL), self.process.kill):
-            try:
-                target()
-            except (OSError, ValueError):
-                pass
+        pid = self.process.pid
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+        self.process.join(timeout=2)
+        if self.process.exitcode is None:
+            for target in (lambda: os.killpg(pid, signal.SIGKILL), self.process.kill):
+                try:
+                    target()
+                except (OSError, ValueError):
+                    pass
         self.close()
 
     def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
         self.process.join(timeout=10)
+        if self.process.exitcode is None:
+            self.process.kill()
+            self.process.join(timeout=10)
+        _Cgroups.destroy(self.cgroup_dirs)
+        _kill_uid(self.uid)
         self.sock.close()
 
     def death(self, limits: Limits) -> str:
@@ -170,6 +399,8 @@ class _Child:
             return "the process stopped answering and was killed"
         if code == sandbox.SIGNAL_BASE - 1:
             return "the sandbox could not run the notebook"
+        if sandbox.TRIPWIRE_BASE <= code < sandbox.TRIPWIRE_BASE + len(TRIPWIRE_KINDS):
+            return tripwire_message(code - sandbox.TRIPWIRE_BASE)
         if 0 <= code < sandbox.SIGNAL_BASE:
             return (f"the notebook's code ended its own process (sys.exit/os._exit, status "
                     f"{code})")
@@ -182,7 +413,13 @@ class _Child:
             return "the process used up its CPU time limit"
         if sig == signal.SIGXFSZ:
             return f"the process wrote more than the file size limit of {limits.disk_mb} MiB"
-        return f"the process was killed ({name}); a common cause is the memory limit"
+        return (f"the process was killed ({name}); a common cause is the memory limit of "
+                f"{limits.memory_mb} MiB for all of the notebook's processes together")
+
+
+def tripwire_message(kind: int) -> str:
+    return (f"TAMPERING: the notebook's code {TRIPWIRE_KINDS[kind]}; its process was stopped "
+            "and no check after that point earns points")
 
 
 class _Session:
@@ -203,11 +440,19 @@ class _Session:
         self.cell_reports: dict[int, dict] = {}
         run_positions = [i for i, c in enumerate(notebook.cells) if c.run]
         self.position = dict(enumerate(run_positions))  # run index -> notebook cell index
+        self.output_left = self.limits.output_chars
+        # Set once the submission's process broke the protocol or tripped the tripwire: every
+        # check not yet answered fails with this, in this group and the next.
+        self.aborted: str | None = None
 
     def run_group(self, jax_config: tuple, checks: list[Check]) -> None:
         expected: dict | None = None
         pending = list(checks)
         while pending:
+            if self.aborted:
+                for check in pending:
+                    self._fail(check, self.aborted)
+                return
             if self.restarts > self.limits.max_restarts or time.monotonic() >= self.deadline:
                 why = ("the notebook's time budget was used up" if time.monotonic() >= self.deadline
                        else "too many restarts of the notebook's process")
@@ -220,26 +465,52 @@ class _Session:
                     # While the child starts and runs the cells (they wait in the channel).
                     expected = self._expectations(jax_config, checks)
                     pending = [c for c in pending if c.id not in self.result["tests"]]
-                ready = self._run_cells(child)
+                try:
+                    ready = self._run_cells(child)
+                except ProtocolError as err:
+                    child.kill()
+                    self._abort(f"the notebook's process broke the grading protocol ({err})")
+                    continue
                 if ready is None:
                     self.restarts += 1
                     continue
-                self._note_tampering("your notebook's cells", ready)
+                if ready:
+                    # Patched libraries, threads or hooks left by the cells: no check can trust
+                    # this process.
+                    why = self._tampering("your notebook's cells", ready)
+                    for check in pending:
+                        self._fail(check, why)
+                    return
                 while pending:
                     check = pending[0]
-                    if not self._probe(child, check, expected[check.id]):
-                        pending.pop(0)
+                    try:
+                        alive = self._probe(child, check, expected[check.id])
+                    except ProtocolError as err:
+                        child.kill()
+                        self._abort(f"the notebook's process broke the grading protocol ({err})")
+                        alive = False
+                    pending.pop(0)
+                    if not alive:
                         self.restarts += 1
                         break
-                    pending.pop(0)
                 else:
                     try:
                         child.chan.send({"bye": True}, time.monotonic() + 5)
-                    except (OSError, TimeoutError):
+                    except (OSError, TimeoutError, ValueError):
                         pass
             finally:
-                if not child.killed:
-                    child.close()
+                child.close()
+
+    def _abort(self, why: str) -> None:
+        if self.aborted is None:
+            self.aborted = why
+            self._add_note(why)
+
+    def _add_note(self, note: str) -> None:
+        note = clean_text(note, NOTE_CHARS)
+        notes = self.result["notes"]
+        if note not in notes and len(notes) < MAX_NOTES:
+            notes.append(note)
 
     def _expectations(self, jax_config: tuple, checks: list[Check]) -> dict:
         import jax
@@ -267,7 +538,7 @@ class _Session:
     def _start(self, jax_config: tuple) -> _Child:
         assignment: Assignment = _state["assignment"]
         limits = asdict(self.limits)
-        limits["uid"] = _state["uid"]
+        limits["uid"] = _state["uids"].take()
         job = {
             "cells": self.notebook.code_to_run, "skip": sorted(self.skip),
             "jax_config": list(jax_config), "probes": _state["probes"],
@@ -275,12 +546,16 @@ class _Session:
             "limits": limits, "hide": self.config.hide, "keep": self.config.keep,
             "notebook_name": self.notebook_name, "notebook_bytes": self.data,
         }
-        return _Child(job)
+        return _Child(job, self.limits)
 
     def _run_cells(self, child: _Child) -> list[str] | None:
-        """Run the cells; the tampering list when the child is ready for probes, else None."""
+        """Run the cells; when the child is ready for probes, the list of what it found changed
+        (empty: nothing); None when the child is gone. ProtocolError on a frame out of turn."""
         current = None
         cell_deadline = None
+        started = hello = False
+        last = -1
+        n_cells = len(self.notebook.code_to_run)
         while True:
             deadline = self.deadline if cell_deadline is None else min(self.deadline,
                                                                       cell_deadline)
@@ -293,42 +568,79 @@ class _Session:
                                "cell exceeded")
                 return None
             except (EOFError, OSError, ChannelError) as err:
-                reason = (child.death(self.limits) if not isinstance(err, ChannelError)
-                          else "the notebook's code wrote to the grader's channel")
                 if isinstance(err, ChannelError):
+                    # Bytes that are not the harness's: the cell is not run again.
                     child.kill()
+                    reason = "the notebook's code wrote to the grader's channel"
+                    if current is None:
+                        self._abort(reason)
+                    else:
+                        self._skip(current, reason)
+                    return None
+                reason = child.death(self.limits)
+                if reason.startswith("TAMPERING"):
+                    self._abort(reason)
+                    return None
                 if current is not None:
                     self._skip(current, reason)
                 else:
-                    self.result["notes"].append(f"the notebook's process failed: {reason}")
+                    self._add_note(f"the notebook's process failed: {reason}")
                     self.restarts = self.limits.max_restarts  # it will not go better next time
                 return None
-            if "hello" in message:
-                self.result["isolation"] = str(message["hello"])
-            elif "fatal" in message:
-                self.result["notes"].append(f"sandbox error: {message['fatal']}")
-                if not self.result["isolation"]:  # before any student code: the grader's fault
-                    self.result.update(status="error",
-                                       message=f"the sandbox failed: {message['fatal']}")
-            elif "cell_start" in message:
-                current = int(message["cell_start"])
+            kind = _frame_kind(message, ("hello", "fatal", "cell_start", "cell_done", "ready"))
+            if kind == "hello":
+                _expect_fields(message, {"hello": str})
+                if started or hello:
+                    raise ProtocolError("hello after the cells began")
+                hello = True
+                self.result["isolation"] = clean_text(message["hello"], 300) or "?"
+            elif kind == "fatal":
+                _expect_fields(message, {"fatal": str})
+                if started:
+                    raise ProtocolError("a sandbox error after the cells began")
+                child.kill()
+                self._abort("the sandbox could not run the notebook: "
+                            f"{clean_text(message['fatal'], 300)}")
+                return None
+            elif kind == "cell_start":
+                _expect_fields(message, {"cell_start": int})
+                index = message["cell_start"]
+                if (current is not None or not last < index < n_cells or index in self.skip
+                        or not hello):
+                    raise ProtocolError("a cell started out of order")
+                started, current, last = True, index, index
                 cell_deadline = time.monotonic() + self.limits.cell_timeout_s
-            elif "cell_done" in message:
-                index = int(message["cell_done"])
-                error = message.get("error")
-                if isinstance(error, str) and error.startswith("MemoryError"):
+            elif kind == "cell_done":
+                _expect_fields(message, {"cell_done": int, "output": str, "error": (str, None)})
+                index = message["cell_done"]
+                if index != current:
+                    raise ProtocolError("a cell finished that had not started")
+                error = message["error"]
+                if error is not None and error.startswith("MemoryError"):
                     # What the cell allocated may still be referenced and starve every later
                     # check: start again without this cell.
                     child.kill()
                     self._skip(index, f"MemoryError: the memory limit of "
                                       f"{self.limits.memory_mb} MiB was reached")
                     return None
-                self.cell_reports.setdefault(index, {"output": str(message.get("output", "")),
-                                                     "error": error})
+                output = clean_text(message["output"], min(self.output_left,
+                                                           self.limits.cell_output_chars + 100),
+                                    keep_lines=True)
+                self.output_left -= len(output)
+                self.cell_reports.setdefault(index, {
+                    "output": output,
+                    "error": None if error is None else clean_text(error, 1000, keep_lines=True)})
                 current = cell_deadline = None
-            elif "ready" in message:
+            else:  # ready
+                _expect_fields(message, {"ready": list, "config": list})
+                if current is not None or not hello:
+                    raise ProtocolError("ready while a cell was running")
+                changed = _strings(message["ready"])
+                for name in _strings(message["config"])[:8]:
+                    self._add_note(f"your notebook changed JAX's option {name}; it was set back "
+                                   "to the grader's value for the checks")
                 self._publish_cells()
-                return [str(x) for x in message["ready"]]
+                return changed
 
     def _skip(self, run_index: int, why: str) -> None:
         self.skip[run_index] = why
@@ -357,22 +669,33 @@ class _Session:
             return False
         except ChannelError:
             child.kill()
-            self._fail(check, "the result channel was tampered with; this check earns nothing")
+            self._fail(check, "the notebook's code wrote to the grader's channel while this "
+                              "check ran; this check earns nothing")
             return False
         except (EOFError, OSError):
-            self._fail(check, f"the process ended while running this check: "
-                              f"{child.death(self.limits)}")
+            reason = child.death(self.limits)
+            if reason.startswith("TAMPERING"):
+                self._abort(reason)
+                self._fail(check, reason)
+            else:
+                self._fail(check, f"the process ended while running this check: {reason}")
             return False
         self.result["check_seconds"] += time.monotonic() - t0
-        if not isinstance(reply, dict) or reply.get("check") != check.id:
-            child.kill()
-            self._fail(check, "the process answered out of turn; this check earns nothing")
-            return False
-        self._note_tampering(f"check {check.id}", reply.get("tampered", []))
+        if _frame_kind(reply, ("check",)) != "check" or reply["check"] != check.id:
+            raise ProtocolError("an answer to a check that was not asked")
         if "raised" in reply:
-            outcome = Outcome(raised=str(reply["raised"]), message=str(reply.get("message", "")))
+            _expect_fields(reply, {"check": str, "tampered": list, "raised": str,
+                                   "message": str})
+            outcome = Outcome(raised=clean_text(reply["raised"], 100),
+                              message=clean_text(reply["message"], 500))
         else:
-            outcome = Outcome(value=reply.get("value"))
+            _expect_fields(reply, {"check": str, "tampered": list, "value": object})
+            outcome = Outcome(value=reply["value"])
+        tampered = _strings(reply["tampered"])
+        if tampered:
+            self._fail(check, self._tampering(f"while check {check.id} ran, your notebook's code",
+                                              tampered))
+            return True
         try:
             verdict = check.judge(expected, outcome)
         except Exception as err:  # noqa: BLE001 - a judge must never crash the class
@@ -380,7 +703,7 @@ class _Session:
         if verdict.passed:
             self.result["tests"][check.id] = _entry(check, float(check.points), "passed", "")
         else:
-            self._fail(check, verdict.message)
+            self._fail(check, clean_text(verdict.message, 1000))
         return True
 
     def _fail(self, check: Check, why: str) -> None:
@@ -390,9 +713,39 @@ class _Session:
         message = f"[{task.id}] {why.rstrip('.')}.{blame}"
         self.result["tests"][check.id] = _entry(check, 0.0, "failed", message)
 
-    def _note_tampering(self, when: str, names: list) -> None:
-        if names:
-            shown = ", ".join(str(n) for n in names[:8]) + (" ..." if len(names) > 8 else "")
-            note = f"{when} changed {shown}; restored before grading"
-            if note not in self.result["notes"]:
-                self.result["notes"].append(note)
+    def _tampering(self, who: str, names: list[str]) -> str:
+        shown = "; ".join(names[:6]) + (" ..." if len(names) > 6 else "")
+        why = f"TAMPERING: {who} {shown}; this check earns nothing"
+        self._add_note(why)
+        return why
+
+
+def _frame_kind(message: Any, kinds: tuple[str, ...]) -> str:
+    """The one protocol key a frame has (of ``kinds``); ProtocolError for anything else."""
+    if type(message) is not dict:
+        raise ProtocolError("a frame that is not a message")
+    found = [k for k in kinds if k in message]
+    if len(found) != 1:
+        raise ProtocolError("a frame of no known kind")
+    return found[0]
+
+
+def _expect_fields(message: dict, fields: dict[str, Any]) -> None:
+    """Exactly these keys, each of its type (bool is not an int; None where listed)."""
+    if set(message) != set(fields):
+        raise ProtocolError("a frame with unexpected fields")
+    for key, kind in fields.items():
+        value = message[key]
+        allowed = kind if isinstance(kind, tuple) else (kind,)
+        if kind is object:
+            continue
+        ok = any((value is None) if a is None else (type(value) is a) for a in allowed)
+        if not ok:
+            raise ProtocolError(f"field {key} of the wrong type")
+
+
+def _strings(items: list) -> list[str]:
+    """A list of short clean strings from a hostile list (at most 50)."""
+    if not all(type(x) is str for x in items):
+        raise ProtocolError("a list of names holding something else")
+    return [clean_text(x, 200) for x in items[:50]]

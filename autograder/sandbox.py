@@ -2,26 +2,44 @@
 
 This module is imported by each worker's fork server before any submission is seen (it pulls in
 NumPy, JAX without initialising a backend, and IPython), so starting a student's process is a fork,
-not a fresh interpreter. ``child_main`` is the entry point of each forked child:
+not a fresh interpreter. ``child_main`` is the entry point of each forked child, the *keeper*:
 
-1. the child starts a new session and, where the kernel allows, unshares mount, network and PID
-   namespaces; it hides the course's files behind empty tmpfs mounts and gives the student a fresh
-   tmpfs ``/tmp`` holding only a copy of the notebook;
-2. it forks the student's process (PID 1 of the new PID namespace, so when it ends every process
-   it started ends too), which sets resource limits, drops to an unprivileged uid, clears the
-   environment and runs the harness;
-3. the harness runs the notebook's cells in an IPython shell, restores whatever the cells patched
-   (autograder.guard), then runs one probe per request and sends back plain data only, over the
-   authenticated channel (autograder.channel).
+1. the keeper starts a new session, joins the submission's cgroup (made by the grader, see
+   autograder.runner), wipes the command line and environment the fork server was started with
+   from its own memory, and, where the kernel allows, unshares mount, network, IPC, UTS and PID
+   namespaces; it hides the course's files behind empty tmpfs mounts, gives the student fresh
+   tmpfs ``/tmp``, ``/var``, ``/run`` and ``/dev/shm``, and a scratch directory holding only a
+   copy of the notebook;
+2. it forks the student's process, PID 1 of the new PID namespace: when it ends, the kernel kills
+   every process left in the namespace, whatever session or process group they moved to. The
+   keeper itself never runs student code; on SIGTERM from the grader it kills the student's
+   process and exits. The student's process sets resource limits, drops to the submission's own
+   uid, clears the environment and runs the harness;
+3. the harness runs the notebook's cells in an IPython shell with the tripwire armed
+   (autograder.guard), restores whatever the cells patched, and then, per request, checks that
+   nothing of the notebook's is left running on its own (threads, hooks, signal handlers),
+   resets JAX's configuration to the grader's, runs one probe and sends back plain data only.
+
+Threat model. Everything in the student's process is assumed reachable by the notebook's code:
+the harness only *reports*; the grader (autograder.runner) treats every frame as hostile data,
+judges every value itself, and fails a check on any reported change, any tripwire exit, any
+frame out of protocol. Detection in the process is best effort by construction: code that can
+rewrite memory without any audit event (a C extension of its own, a syscall the seccomp filter
+lets through) could forge a probe's answer. The cell policy (RestrictedPython, seccomp; see
+autograder.policy) is what keeps the notebook's code from getting there; these walls are built
+to hold without it for everything but forging its own answers: no other submission, no later
+check, no grader file, key or environment, and no process outlives the submission.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import importlib
 import multiprocessing
 import os
+import posix
 import random
 import resource
 import shutil
@@ -29,6 +47,7 @@ import signal
 import socket
 import sys
 import tempfile
+import types
 from pathlib import Path
 from typing import Any
 
@@ -39,17 +58,30 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
 from autograder.channel import Channel
-from autograder.guard import Guard
+from autograder.guard import Guard, install_tripwire, make_quiet_check
 from autograder.plain import to_plain
 
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
+CLONE_NEWIPC, CLONE_NEWUTS = 0x08000000, 0x04000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 1, 2, 4, 8, 32
 MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 SCRATCH = "/tmp/submission"
 # Exit statuses of the namespace's parent: 0-99 is the student's own exit status (capped),
-# SIGNAL_BASE + n means the student's process died of signal n.
+# SIGNAL_BASE + n means the student's process died of signal n, TRIPWIRE_BASE + k that the
+# tripwire ended it (autograder.guard.TRIPWIRE_KINDS[k]).
 SIGNAL_BASE = 100
+TRIPWIRE_BASE = 200
+# JAX options the checks rely on: reset to the grader's values before every probe, then read
+# back (their effective, thread-local value); a value that does not stick fails the check.
+JAX_FLAGS = (
+    "jax_disable_jit", "jax_enable_x64", "jax_default_matmul_precision",
+    "jax_numpy_rank_promotion", "jax_numpy_dtype_promotion", "jax_debug_nans", "jax_debug_infs",
+    "jax_default_prng_impl", "jax_enable_checks", "jax_check_tracer_leaks", "jax_default_device",
+    "jax_softmax_custom_jvp", "jax_enable_custom_prng", "jax_legacy_prng_key",
+    "jax_threefry_partitionable", "jax_dynamic_shapes", "jax_platforms",
+)
+_READ_ONLY_FLAGS = ("jax_platforms",)  # fixed once the backend exists: verified only
 _run_cell = InteractiveShell.run_cell  # the class's method, whatever an instance is given later
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
@@ -57,13 +89,18 @@ _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
 
 def child_main(sock: socket.socket, secret: bytes, job: dict) -> None:
     """Forked by the fork server for one (submission, JAX config) run; never returns."""
-    # The Process object keeps its arguments; the secret must not stay where it is easy to find.
+    # The Process object keeps its arguments and the fork server's authentication key; the
+    # secret and the key must not stay where they are easy to find.
     proc = multiprocessing.current_process()
-    proc._args, proc._kwargs = (), {}
+    proc._args, proc._kwargs, proc._config = (), {}, {}
+    sys.argv[:] = ["python"]
+    sys.orig_argv[:] = ["python"]
     try:
         os.setsid()
     except OSError:
         pass
+    _join_cgroup(job.pop("cgroup_procs", ()))
+    _wipe_command_line_and_environment()
     fd = _move_to_high_fd(sock)
     # Inherited descriptors (the fork server's own pipes) are not the student's to write to.
     os.closerange(3, fd)
@@ -84,22 +121,83 @@ def child_main(sock: socket.socket, secret: bytes, job: dict) -> None:
         if uid is not None:
             for path in (scratch, *scratch.iterdir()):
                 os.chown(path, uid, uid)
+        # What the student's process needs no more: where the grader's files are.
+        for key in ("hide", "keep", "notebook_bytes"):
+            job.pop(key, None)
     except BaseException as err:  # noqa: BLE001 - fail closed: no student code runs
         _fatal(chan, err)
+    # SIGTERM (the grader's "stop") waits until the keeper can act on it.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     pid = os.fork()
     if pid:
-        os.close(fd)
-        _, status = os.waitpid(pid, 0)
-        code = os.waitstatus_to_exitcode(status)
-        if not namespaced:
-            shutil.rmtree(scratch, ignore_errors=True)
-        os._exit(min(code, SIGNAL_BASE - 1) if code >= 0 else SIGNAL_BASE - code)
+        _keep(pid, fd, scratch if not namespaced else None)
     try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
         isolation += _confine(job, scratch, uid, namespaced=namespaced)
         _harness(chan, job, isolation)
     except BaseException as err:  # noqa: BLE001 - the grader reports it; nothing else to do
         _fatal(chan, err)
     os._exit(0)
+
+
+def _keep(pid: int, fd: int, scratch: Path | None) -> None:
+    """The keeper's life after the fork: wait for the student's process, report how it ended
+    (exit status), kill it when the grader asks (SIGTERM). Never returns."""
+
+    def stop(signum: int, frame: Any) -> None:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    os.close(fd)
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            os._exit(SIGNAL_BASE + signal.SIGKILL)
+    code = os.waitstatus_to_exitcode(status)
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if code < 0:
+        os._exit(SIGNAL_BASE - code)
+    if TRIPWIRE_BASE <= code < TRIPWIRE_BASE + 50:
+        os._exit(code)
+    os._exit(min(code, SIGNAL_BASE - 1))
+
+
+def _join_cgroup(procs_files: Any) -> None:
+    """Move this process (and so everything it forks) into the submission's cgroup(s)."""
+    for path in procs_files:
+        try:
+            with open(path, "w") as f:
+                f.write(str(os.getpid()))
+        except OSError:
+            pass  # the grader checks membership from outside and says so
+
+
+def _wipe_command_line_and_environment() -> None:
+    """Overwrite the fork server's argv and environment blocks in this process's memory, which
+    /proc/self/cmdline and /proc/self/environ show whatever ``os.environ`` holds."""
+    try:
+        stat = Path("/proc/self/stat").read_text()
+        fields = stat[stat.rindex(")") + 2:].split()
+        # Fields 48-51 of proc(5), counted from 1, with fields 1-2 (pid, comm) cut off above.
+        arg_start, arg_end, env_start, env_end = (int(f) for f in fields[45:49])
+    except (OSError, ValueError, IndexError):
+        return
+    if 0 < env_start < env_end:
+        ctypes.memset(env_start, 0, env_end - env_start)
+    if 0 < arg_start < arg_end:
+        name = b"python\0"[: arg_end - arg_start]
+        ctypes.memmove(arg_start, name, len(name))
+        ctypes.memset(arg_start + len(name), 0, arg_end - arg_start - len(name))
 
 
 def _fatal(chan: Channel, err: BaseException) -> None:
@@ -120,7 +218,7 @@ def _enter_namespaces(job: dict) -> list[str]:
     """Unshare namespaces and hide files; a one-line description of the isolation obtained."""
     if not job["limits"].get("namespaces", True):
         return ["no namespaces (disabled)"]
-    if _libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID) != 0:
+    if _libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS):
         return [f"no namespaces (unshare: {os.strerror(ctypes.get_errno())})"]
     _mount(b"none", b"/", None, MS_REC | MS_PRIVATE)
     for path in job["hide"]:
@@ -130,14 +228,17 @@ def _enter_namespaces(job: dict) -> list[str]:
         elif p.exists():
             _mount(b"/dev/null", p, None, MS_BIND)
     keep = [Path(k) for k in job["keep"]]
-    for tmp in (Path("/tmp"), Path("/dev/shm"), Path("/var/tmp")):
-        if tmp.is_dir():
-            # A private, writable /tmp; the virtualenv comes back if it lives there (a clone in
-            # /tmp, as CI may make).
-            size = f"size={job['limits']['disk_mb']}m,mode=1777".encode()
-            _hide_except(tmp, [k for k in keep if tmp in k.parents], data=size)
+    disk = job["limits"]["disk_mb"]
+    for tmp, mb in ((Path("/tmp"), disk), (Path("/dev/shm"), 16), (Path("/var"), 16),
+                    (Path("/run"), 16)):
+        if tmp.is_dir() and not tmp.is_symlink():
+            # Private, writable, size-bounded and gone with the namespace (nothing reaches the
+            # host's disk through /run/lock or /var/tmp); the virtualenv comes back if it lives
+            # there (a clone in /tmp, as CI may make).
+            _hide_except(tmp, [k for k in keep if tmp in k.parents],
+                         data=f"size={mb}m,mode=1777".encode())
     _hide_outside_system(job["keep"])
-    return ["namespaces (mount, network, pid), only the OS and Python visible"]
+    return ["namespaces (mount, network, pid, ipc, uts), only the OS and Python visible"]
 
 
 # Top-level directories of the operating system; every other one (/home, /root, /work, /srv,
@@ -228,10 +329,11 @@ def _confine(job: dict, scratch: Path, uid: int | None, *, namespaced: bool) -> 
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
-        notes.append(f"uid {uid}")
+        notes.append("a uid of its own")
     # Set after setuid: changing credentials clears it.
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     os.environ.clear()
+    posix.environ.clear()  # the bytes copy os.environ was built from
     os.environ.update(PATH="/usr/local/bin:/usr/bin:/bin", HOME=str(scratch), TMPDIR="/tmp",
                       LANG="C.UTF-8", MPLBACKEND="Agg", **job.get("env", {}))
     # C-level writes to stdout/stderr go nowhere; Python-level output is captured per cell.
@@ -296,40 +398,118 @@ def _harness(chan: Channel, job: dict, isolation: list[str]) -> None:
     shell.colors = "nocolor"
     probes = sys.modules[job["probes"]]
     guard = Guard(tuple(job["own_primitives"]), extra_modules=(job["probes"],))
+    # Bound now: what the cells do to the Guard class, this module or jax.config cannot reach
+    # these (the closures themselves are only reachable through the heap or frames, which the
+    # tripwire ends).
+    restore, quiet = guard.restore, make_quiet_check(shell.user_ns)
+    reset_jax = _make_jax_reset(dict(job["jax_config"]))
+    run_probe = {name: getattr(probes, name) for name in dir(probes)
+                 if name.startswith("probe_")}
+    send, recv, collect, to_plain_, changes = chan.send, chan.recv, gc.collect, to_plain, _changes
+    # A process the notebook forked that returns into this loop is not the harness: it ends.
+    harness_pid, getpid, exit_now = os.getpid(), os.getpid, os._exit
     chan.send({"hello": "; ".join(isolation)})
+    install_tripwire(_trusted_prefixes(probes), TRIPWIRE_BASE, shell.user_ns)
     budget = limits["output_chars"]
     for index, source in enumerate(job["cells"]):
         if index in job["skip"]:
             continue
-        chan.send({"cell_start": index})
+        send({"cell_start": index})
         sink = CappedText(max(0, min(budget, limits["cell_output_chars"])))
         error = _run_student_cell(shell, source, sink)
+        if getpid() != harness_pid:
+            exit_now(0)
         budget -= sink.kept
-        chan.send({"cell_done": index, "output": sink.text(), "error": error})
-    chan.send({"ready": guard.restore()})
+        send({"cell_done": index, "output": sink.text(), "error": error})
+    # JAX options the cells set are put back and said; everything else fails the checks.
+    send({"ready": changes(restore(), quiet(), []), "config": reset_jax()[:50]})
     while True:
-        request = chan.recv()
-        if request.get("bye"):
+        request = recv()
+        if type(request) is not dict or request.get("bye"):
             return
+        # Between probes no code of the notebook's runs unless a thread or a signal handler
+        # survived (quiet() finds those); what the last probe patched was restored after it.
+        before = changes([], quiet(), reset_jax())
         sink = CappedText(0)
         sys.stdout = sys.stderr = sink
         try:
-            value = getattr(probes, request["probe"])(shell.user_ns, request["inputs"])
+            value = run_probe[request["probe"]](shell.user_ns, request["inputs"])
             raised = None
         except BaseException as err:  # noqa: BLE001 - SystemExit from student code included
             value, raised = None, (type(err).__name__, _message(err))
         finally:
+            if getpid() != harness_pid:
+                exit_now(0)
             sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
-        tampered = guard.restore()
-        reply: dict[str, Any] = {"check": request["check"], "tampered": tampered}
+        # (Whatever the probe patched shows in the restore below, after the value is made.)
+        reply: dict[str, Any] = {"check": request["check"]}
         if raised is None:
             try:
-                reply["value"] = to_plain(value)
+                reply["value"] = to_plain_(value)
             except BaseException as err:  # noqa: BLE001 - to_plain refuses non-plain data
                 raised = (type(err).__name__, _message(err))
         if raised is not None:
             reply["raised"], reply["message"] = raised
-        chan.send(reply)
+        # Whatever of the notebook's the value held is freed now, finalizers included, and
+        # what they changed is found before the reply goes out.
+        value = None
+        collect()
+        reply["tampered"] = (before + changes(restore(), quiet(), reset_jax()))[:50]
+        try:
+            send(reply)
+        except ValueError:  # over the channel's frame limit
+            send({"check": reply["check"], "tampered": reply["tampered"],
+                  "raised": "ValueError", "message": "the result is too large to send"})
+
+
+def _changes(patched: list[str], running: list[str], config: list[str]) -> list[str]:
+    found = ([f"changed {name}" for name in patched] + [f"left {what}" for what in running]
+             + [f"changed JAX's {name}" for name in config])
+    return [name[:200] for name in found[:50]]
+
+
+def _trusted_prefixes(probes: types.ModuleType) -> tuple[str, ...]:
+    """Where the grader's and the libraries' code lives: files under these were not written by
+    the student (read-only to the student's uid, or hidden)."""
+    import autograder
+
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(jax.__file__).parent.parent),
+             str(Path(autograder.__file__).parent), str(Path(probes.__file__).parent),
+             str(Path(os.__file__).parent)}
+    prefixes = {str(Path(r).resolve()) for r in roots} | roots
+    return tuple(sorted(p.rstrip("/") + "/" for p in prefixes)) + ("<frozen ",)
+
+
+def _make_jax_reset(overrides: dict) -> Any:
+    """A function putting JAX's options back to the grader's values (the fork server's defaults,
+    then the check group's); it returns the names that were off and the ones that stayed off."""
+    from jax._src import config as jax_config
+
+    holders = {name: jax.config._value_holders[name] for name in JAX_FLAGS
+               if name in jax.config._value_holders}
+    wanted = {name: overrides.get(name, holder.value) for name, holder in holders.items()}
+    unset = jax_config.config_ext.unset
+    items = tuple((name, holder, wanted[name], type(holder).set_local, type(holder)._set,
+                   name in _READ_ONLY_FLAGS)
+                  for name, holder in holders.items())
+
+    def reset() -> list[str]:
+        off = []
+        for name, holder, value, set_local, set_global, read_only in items:
+            if holder.value == value and holder.get_local() is unset:
+                continue
+            off.append(name)
+            if not read_only:
+                try:
+                    set_local(holder, unset)
+                    set_global(holder, value)
+                except Exception:  # noqa: BLE001, S110 - verified just below
+                    pass
+            if holder.value != value:
+                off.append(f"{name} (could not be reset)")
+        return off
+
+    return reset
 
 
 def _message(err: BaseException) -> str:
