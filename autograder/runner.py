@@ -182,7 +182,8 @@ class _Cgroups:
 
     @classmethod
     def find(cls) -> _Cgroups | None:
-        if os.geteuid() != 0:
+        # AUTOGRADER_CGROUPS=off measures the fallback (per-process limits only).
+        if os.geteuid() != 0 or os.environ.get("AUTOGRADER_CGROUPS") == "off":
             return None
         mounts: dict[str, Path] = {}
         try:

@@ -104,7 +104,9 @@ def time_engine(name: str, package: str, root: Path, submitted: Path, work: Path
         cmd += ["--workers", str(workers)]
     started = time.perf_counter()
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, check=True)
-    return time.perf_counter() - started, proc.stdout.strip().splitlines()[-1]
+    elapsed = time.perf_counter() - started
+    print(proc.stdout.strip())  # the summary table: every submission's score and message
+    return elapsed, proc.stdout.strip().splitlines()[-1]
 
 
 def checks_compute(name: str, package: str, root: Path, submitted: Path) -> float:

@@ -20,17 +20,22 @@ GRADE_OPTIONS = ("--root", str(TOY_ROOT), "--package", "toygrader", "--seed", "e
                  "--cell-timeout", "10", "--workers", "2", "--no-progress")
 
 
+def grade_args(submitted: Path, out: Path, *extra: str, assignment: str = "toy") -> list[str]:
+    return [sys.executable, "-m", "autograder", "grade", assignment, str(submitted), "--out",
+            str(out), "--db", f"sqlite:///{out.parent / (out.name + '-gradebook.db')}",
+            *GRADE_OPTIONS, *extra]
+
+
+def grade_env(env: dict | None = None) -> dict:
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(FIXTURES)]), **(env or {}))
+
+
 def grade_command(submitted: Path, out: Path, *extra: str, env: dict | None = None,
-                  assignment: str = "toy") -> subprocess.CompletedProcess:
+                  assignment: str = "toy", timeout: float = 600) -> subprocess.CompletedProcess:
     """``python -m autograder grade`` on the toy course, as an instructor would run it."""
-    full_env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(FIXTURES)]),
-                    **(env or {}))
-    return subprocess.run(
-        [sys.executable, "-m", "autograder", "grade", assignment, str(submitted), "--out",
-         str(out), "--db", f"sqlite:///{out.parent / (out.name + '-gradebook.db')}",
-         *GRADE_OPTIONS, *extra],
-        check=False, capture_output=True, text=True, env=full_env, timeout=600, cwd=REPO,
-    )
+    return subprocess.run(grade_args(submitted, out, *extra, assignment=assignment), check=False,
+                          capture_output=True, text=True, env=grade_env(env), timeout=timeout,
+                          cwd=REPO)
 
 
 def read_grades(out: Path) -> dict[str, dict]:

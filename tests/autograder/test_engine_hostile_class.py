@@ -1,18 +1,52 @@
-"""The whole hostile/faulty class graded by ONE run of the real command; exact points each."""
+"""The whole hostile/faulty class graded by ONE run of the real command; exact points each.
+
+A second run, of the honest students alone, is started at the same moment on the same machine:
+two grading runs at once must not disturb each other (uids, cgroups, fork servers), and the
+honest students must be graded byte-identically whether hostile classmates are in their run or
+not. The attacks are plain Python (no cell policy on this branch): the walls hold without it.
+"""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+from pathlib import Path
 
 import hostile
 import pytest
-from engine_helpers import REPO, grade_command, read_grades, read_result
+from engine_helpers import REPO, grade_args, grade_env, read_grades, read_result
 
 from autograder.record import _gradebook_api
 
 SECRET_ENV = "GRADER_ONLY_TOKEN"
 SECRET_VALUE = "tok-7f3a9c-grader-env"
 HTML_PROBE = "<script>alert('feedback')</script>"
+HOST_FILES = ("/run/lock/walls-probe", "/dev/shm/walls-probe", "/var/tmp/walls-probe")
+
+
+def _all_cases(snoop_paths):
+    cases = hostile.cases(snoop_paths)
+    cases["html_in_output"] = (hostile.submission(
+        hostile.FULL, extra={"start": [f"print({HTML_PROBE!r})"]}), 5)
+    cases.update(hostile.wall_cases())
+    return cases
+
+
+def _sysv_segments() -> int:
+    proc = subprocess.run(["ipcs", "-m"], capture_output=True, text=True, check=False)
+    return sum(1 for line in proc.stdout.splitlines() if line[:2] == "0x")
+
+
+def _escaped(marker: str) -> list[int]:
+    found = []
+    for entry in os.scandir("/proc"):
+        try:
+            if entry.name.isdigit() and marker.encode() in Path(entry.path, "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -21,14 +55,24 @@ def graded(tmp_path_factory):
     submitted, out = base / "submitted", base / "out"
     snoop_paths = [str(submitted), str(out), str(REPO / "tests"), str(REPO / "autograder"),
                    str(REPO / "tests" / "fixtures" / "toygrader"), str(base)]
-    cases = hostile.cases(snoop_paths)
-    cases["html_in_output"] = (hostile.submission(
-        hostile.FULL, extra={"start": [f"print({HTML_PROBE!r})"]}), 5)
+    cases = _all_cases(snoop_paths)
     hostile.write_class(submitted, cases)
+    honest = {k: cases[k] for k in hostile.HONEST}
+    honest_submitted = hostile.write_class(base / "honest_submitted", honest)
     # A decoy result another run left in OUT: student code must not be able to overwrite it.
     (out / "results").mkdir(parents=True)
-    proc = grade_command(submitted, out, env={SECRET_ENV: SECRET_VALUE})
-    return {"proc": proc, "out": out, "cases": cases, "submitted": submitted, "base": base}
+    segments = _sysv_segments()
+    env = grade_env({SECRET_ENV: SECRET_VALUE})
+    runs = [subprocess.Popen(grade_args(sub, dest, "--workers", "1"), env=env, cwd=REPO,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for sub, dest in ((submitted, out), (honest_submitted, base / "honest_out"))]
+    (stdout, stderr), (honest_stdout, honest_stderr) = (r.communicate(timeout=3000) for r in runs)
+    proc = subprocess.CompletedProcess(runs[0].args, runs[0].returncode, stdout, stderr)
+    honest_proc = subprocess.CompletedProcess(runs[1].args, runs[1].returncode, honest_stdout,
+                                              honest_stderr)
+    return {"proc": proc, "out": out, "cases": cases, "submitted": submitted, "base": base,
+            "honest_proc": honest_proc, "honest_out": base / "honest_out",
+            "segments_before": segments, "segments_after": _sysv_segments()}
 
 
 def test_run_completes(graded):
@@ -38,10 +82,15 @@ def test_run_completes(graded):
     assert "submissions in" in graded["proc"].stdout  # the summary table
 
 
-@pytest.mark.parametrize("student", sorted(hostile.cases([]).keys()) + ["html_in_output"])
+@pytest.mark.parametrize("student", sorted(_all_cases([])))
 def test_exact_points(graded, student):
-    row = read_grades(graded["out"])[student]
+    grades = read_grades(graded["out"])
+    row = grades[student]
     expected = graded["cases"][student][1]
+    if expected is None:  # an attack that must earn exactly what its honest twin earns
+        expected = float(grades["honest_impl_jvp"]["score"])
+        assert read_result(graded["out"], student)["tests"] == read_result(
+            graded["out"], "honest_impl_jvp")["tests"]
     assert float(row["score"]) == expected, row
     assert float(row["max_score"]) == 5.0  # the GPU check is not-run here and left out
     assert row["status"] == ("error" if student in hostile.ERRORS else "graded"), row
@@ -84,19 +133,48 @@ def test_crash_reasons_are_reported(graded):
     assert "MemoryError: the memory limit of 3072 MiB was reached" in memory
 
 
-def test_tampering_is_noted_and_undone(graded):
-    text = (graded["out"] / "feedback" / "patch_numpy.html").read_text()
-    assert "numpy.allclose" in text and "restored before grading" in text
-    text = (graded["out"] / "feedback" / "patch_jax.html").read_text()
+def test_tampering_fails_the_checks_it_reached(graded):
+    out = graded["out"]
+    text = (out / "feedback" / "patch_numpy.html").read_text()
+    assert "TAMPERING" in text and "numpy.allclose" in text
+    text = (out / "feedback" / "patch_jax.html").read_text()
     assert "jax.grad" in text and "sys.modules" in text
+    for student, what in (("wall_replace_guard", "autograder.guard.Guard.restore"),
+                          ("wall_background_thread", "thread"),
+                          ("wall_thread_bomb", "thread"),
+                          ("wall_thread_settrace", "threading._trace_hook"),
+                          ("wall_signal_handler", "signal"),
+                          ("wall_settrace", "set a trace or profile hook"),
+                          ("wall_gc_hunt", "walked the interpreter's heap"),
+                          ("wall_frame_hunt", "frames"),
+                          ("wall_code_swap", "frames"),
+                          ("wall_ctypes", "ctypes")):
+        result = read_result(out, student)
+        graded_tests = [t for t in result["tests"] if t["status"] != "not-run"]
+        assert all(t["status"] == "failed" and "TAMPERING" in t["message"]
+                   for t in graded_tests), (student, result)
+        assert what in " ".join(t["message"] for t in graded_tests), student
+    # Only the checks that called the tampering rule fail; the honest rules earn.
+    probe_time = {t["name"].split(":")[0]: t for t in read_result(out, "wall_probe_time")["tests"]}
+    assert probe_time["toy.impl.eager"]["status"] == "passed"
+    assert "TAMPERING" in probe_time["toy.jvp.grad"]["message"]
+    # JAX options set by the cells are the grader's again before every check.
+    text = (out / "feedback" / "wall_disable_jit.html").read_text()
+    assert "jax_disable_jit" in text and "set back" in text
 
 
 def test_nothing_leaks_from_the_grader(graded, toy_assignment):
     feedback = "".join(p.read_text() for p in (graded["out"] / "feedback").iterdir())
-    # The snooping cell prints these markers only when a read, write or connection worked.
+    results = "".join(p.read_text() for p in (graded["out"] / "results").iterdir())
+    # The snooping cell prints these markers only when a read, write or connection worked; the
+    # heap, frame and memory hunts print theirs only if the tripwire let them run.
     for marker in ("READ-OK /", "WROTE-OK /", "NETWORK-REACHED 1", "NETWORK-REACHED 8",
-                   SECRET_VALUE, "engine-tests"):
-        assert marker not in feedback
+                   SECRET_VALUE, SECRET_ENV, "engine-tests", "FOUND-IN-HEAP", "FRAME-LOCALS",
+                   "MEMORY b", "gradebook.db", "--seed", "sys_path"):
+        assert marker not in feedback and marker not in results, marker
+    leaks = (graded["out"] / "feedback" / "wall_leaks.html").read_text()
+    assert "ARGV [&#x27;python&#x27;] [&#x27;python&#x27;]" in leaks
+    assert "MP-CONFIG {}" in leaks
     # Hidden directories are absent or empty from inside the sandbox.
     listings = re.findall(r"LISTED (/\S+) (\[[^\]]*\])", feedback)
     assert all(content == "[]" for _, content in listings)
@@ -130,12 +208,35 @@ def test_gradebook_holds_per_cell_scores(graded):
         assert sum(scores[(student, c)] for c in cells) == float(row["score"])
 
 
-def test_honest_students_grade_the_same_alone(graded, tmp_path):
-    """Grading only the honest students (a second, separate run) gives byte-identical results:
-    hostile classmates change nothing, and grading twice gives the same grades."""
-    honest = {k: graded["cases"][k] for k in hostile.HONEST}
-    submitted = hostile.write_class(tmp_path / "submitted", honest)
-    proc = grade_command(submitted, tmp_path / "out")
+def test_no_control_characters_reach_the_instructor(graded):
+    out = graded["out"]
+    texts = [graded["proc"].stdout, (out / "grades.csv").read_text()]
+    texts += [p.read_text() for p in (out / "feedback").iterdir()]
+    texts += [p.read_text() for p in (out / "results").iterdir()]
+    for text in texts:
+        assert "\x1b" not in text and "\u202e" not in text and "\x07" not in text
+    ansi = (out / "feedback" / "wall_ansi.html").read_text()
+    assert "RED" in ansi and "red error" in ansi  # the text stays, the controls go
+
+
+def test_nothing_outlives_the_run_or_reaches_the_host(graded):
+    assert _escaped("4242.5") == []  # the setsid grandchild died with its namespace
+    for path in HOST_FILES:
+        assert not os.path.exists(path), path
+    assert graded["segments_after"] == graded["segments_before"]  # SysV shm: its own IPC ns
+    leftover = []
+    for entry in os.scandir("/proc"):
+        try:
+            if entry.name.isdigit() and os.stat(entry.path).st_uid >= 1_000_000:
+                leftover.append(entry.name)
+        except OSError:
+            continue
+    assert leftover == []
+
+
+def test_a_second_run_at_the_same_time_is_undisturbed(graded):
+    proc = graded["honest_proc"]
     assert proc.returncode == 0, proc.stderr[-3000:]
     for student in hostile.HONEST:
-        assert read_result(tmp_path / "out", student) == read_result(graded["out"], student)
+        assert read_result(graded["honest_out"], student) == read_result(graded["out"], student)
+        assert read_result(graded["honest_out"], student)["score"] == graded["cases"][student][1]
