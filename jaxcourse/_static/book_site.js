@@ -11,6 +11,19 @@
   // How far right of its own start a wrapped line continues, in characters.
   const HANG = 4;
 
+  // Where a long line may break besides spaces: after an opening bracket or a comma, so that a
+  // call wraps between its arguments (a <wbr> adds no text to what is copied).
+  const BREAK_AFTER = /(?<=[([{,])/;
+
+  function withBreaks(parts, text, makeNode) {
+    for (const segment of text.split(BREAK_AFTER)) {
+      parts.push(makeNode(segment));
+      if (/[([{,]$/.test(segment)) {
+        parts.push(document.createElement("wbr"));
+      }
+    }
+  }
+
   function hangingLines(pre) {
     const lines = [[]];
     for (const node of Array.from(pre.childNodes)) {
@@ -18,12 +31,15 @@
       pieces.forEach((piece, i) => {
         if (i > 0) lines.push([]);
         if (piece === "") return;
+        const parts = lines[lines.length - 1];
         if (node.nodeType === Node.ELEMENT_NODE) {
-          const copy = node.cloneNode(pieces.length === 1);
-          if (pieces.length > 1) copy.textContent = piece;
-          lines[lines.length - 1].push(copy);
+          withBreaks(parts, piece, (segment) => {
+            const copy = node.cloneNode(false);
+            copy.textContent = segment;
+            return copy;
+          });
         } else {
-          lines[lines.length - 1].push(document.createTextNode(piece));
+          withBreaks(parts, piece, (segment) => document.createTextNode(segment));
         }
       });
     }

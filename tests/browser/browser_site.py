@@ -310,13 +310,9 @@ class Site:
         return self.driver.execute_script(count), summary
 
     def set_width(self, width: int) -> None:
-        """Resize the window so that the page's viewport is ``width`` CSS pixels wide."""
-        height = WINDOW[1]
-        self.driver.set_window_size(width, height)
-        # Headless Chromium's window has no frame, but allow for one where it has.
-        inner = self.driver.execute_script("return window.innerWidth")
-        if inner != width:
-            self.driver.set_window_size(2 * width - inner, height)
+        """Resize the window to ``width`` CSS pixels (headless Chromium's window has no frame, so
+        that is the viewport's width; the layout report records window.innerWidth to prove it)."""
+        self.driver.set_window_size(width, WINDOW[1])
 
     def measure_layout(self) -> dict:
         """The layout report of the page loaded now (see _LAYOUT_SCRIPT)."""
@@ -341,24 +337,25 @@ class Site:
         return self._layouts[key]
 
     def screenshot(self, dest: Path) -> Path:
-        """A PNG of the whole page loaded now, top to bottom, at the window's width."""
-        import base64
+        """A PNG of the whole page loaded now, top to bottom, at the window's width.
 
-        metrics = self.driver.execute_cdp_cmd("Page.getLayoutMetrics", {})
-        content = metrics["cssContentSize"]
-        clip = {
-            "x": 0,
-            "y": 0,
-            "width": metrics["cssLayoutViewport"]["clientWidth"],
-            "height": content["height"],
-            "scale": 1,
-        }
-        shot = self.driver.execute_cdp_cmd(
-            "Page.captureScreenshot",
-            {"format": "png", "captureBeyondViewport": True, "clip": clip},
-        )
+        The window is made as tall as the page, so the theme lays the page out as a reader's
+        browser does (Chromium's capture-beyond-viewport mode lays it out wrongly), then put back.
+        """
+        size = self.driver.get_window_size()
+        # What the window's height has beyond the page's viewport (none in headless Chromium).
+        frame = size["height"] - self.driver.execute_script("return window.innerHeight")
+        page_height = "return document.documentElement.scrollHeight"
+        try:
+            # Twice: the taller window may lay the page out a little differently.
+            for _ in range(2):
+                full = self.driver.execute_script(page_height)
+                self.driver.set_window_size(size["width"], full + frame)
+            png = self.driver.get_screenshot_as_png()
+        finally:
+            self.driver.set_window_size(size["width"], size["height"])
         dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(base64.b64decode(shot["data"]))
+        dest.write_bytes(png)
         return dest
 
 
