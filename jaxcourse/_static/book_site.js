@@ -11,14 +11,14 @@
   // How far right of its own start a wrapped line continues, in characters.
   const HANG = 4;
 
-  // Where a long line may break besides spaces: after an opening bracket or a comma, so that a
+  // Where a long line may break besides spaces: after "(", "{" or a comma, so that a
   // call wraps between its arguments (a <wbr> adds no text to what is copied).
-  const BREAK_AFTER = /(?<=[([{,])/;
+  const BREAK_AFTER = /(?<=[({,])/;
 
   function withBreaks(parts, text, makeNode) {
     for (const segment of text.split(BREAK_AFTER)) {
       parts.push(makeNode(segment));
-      if (/[([{,]$/.test(segment)) {
+      if (/[({,]$/.test(segment)) {
         parts.push(document.createElement("wbr"));
       }
     }
