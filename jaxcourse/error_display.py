@@ -139,26 +139,13 @@ def format_exception(
     return [*head, f"{name}: {_message(value)}" if str(value) else name]
 
 
-def _coloured(lines: list[str]) -> list[str]:
-    """ANSI colours, which the book renders (nb_render_error_lexer: myst-ansi): each frame's
-    place in green, the exception's name in bold red. The text itself is unchanged."""
-    *frames, last = lines
-    name, colon, message = last.partition(":")
-    out = []
-    for line in frames:
-        if line.startswith(("  Cell", "  Earlier cell", "  File ")):
-            line = f"  \x1b[32m{line[2:]}\x1b[0m"
-        out.append(line)
-    return [*out, f"\x1b[1;31m{name}\x1b[0m{colon}{message}"]
-
-
 def _show(shell, etype, value, tb, tb_offset=None):
     # Skip the frame of IPython's own run_code, as its standard reports do.
     if tb is not None and _package_of(tb.tb_frame.f_code.co_filename) == "IPython":
         tb = tb.tb_next
     # The first frame left is the cell's own module code.
     current_cell = tb.tb_frame.f_code.co_filename if tb is not None else None
-    lines = _coloured(format_exception(etype, value, tb, current_cell))
+    lines = format_exception(etype, value, tb, current_cell)
     # _showtraceback is what ipykernel publishes as the cell's error output (ename, evalue,
     # traceback); the message is passed cleaned, so evalue carries no build path either.
     shell._showtraceback(etype, _message(value), ["\n".join(lines)])
