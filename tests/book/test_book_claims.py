@@ -169,6 +169,8 @@ def test_chapter_ends_with_summary_exercises_and_further_reading(entry):
     summary, exercises = text.find("\n## Summary"), text.find("\n## Exercises")
     reading = text.find("\n## Further reading")
     assert -1 not in (summary, exercises, reading), entry
+    assert summary < exercises < reading, f"{entry}: summary, exercises, further reading, in order"
+    assert "\n## " not in text[reading + 1:], f"{entry}: further reading is the last section"
     answers = text[exercises:reading].count(":::{dropdown} Answer")
     assert 2 <= answers <= 3, f"{entry}: {answers} exercises"
     links = re.findall(r"\]\((https://[^)]+)\)", text[reading:])
