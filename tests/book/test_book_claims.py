@@ -206,3 +206,20 @@ def test_intro_grades_placement_and_lists_the_appendices():
     (row,) = [line for line in intro.splitlines() if "faq/placement.md" in line]
     assert "`ps3.placement`" in row and "discussion only" not in row
     assert "appendix/reading_jaxprs.md" in intro and "appendix/glossary.md" in intro
+
+
+@pytest.mark.parametrize("entry", CHAPTERS)
+def test_every_code_cell_is_at_the_top_level_of_the_page(entry):
+    # A directive left open (say a dropdown whose closing ::: shares a line with text) swallows
+    # the code cells after it; the book build then warns and drops their outputs.
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.mdit_to_docutils.base import DocutilsRenderer
+    from myst_parser.parsers.mdit import create_md_parser
+
+    config = MdParserConfig(enable_extensions={"colon_fence", "dollarmath", "amsmath", "deflist",
+                                               "substitution"})
+    text = _text(entry)
+    tokens = create_md_parser(config, DocutilsRenderer).parse(text)
+    top_level = [t for t in tokens
+                 if t.type == "fence" and t.level == 0 and t.info.startswith("{code-cell}")]
+    assert len(top_level) == text.count("```{code-cell}"), entry
