@@ -61,6 +61,8 @@ def describe_machine() -> str:
                     break
     except OSError:
         pass
-    devices = ", ".join(sorted({d.device_kind for d in jax.devices()}))
+    backend = jax.default_backend()
+    kinds = sorted({d.device_kind for d in jax.devices()} - {backend})
+    devices = f" ({', '.join(kinds)})" if kinds else ""
     return (f"{model}, {os.cpu_count()} CPU cores visible to the process, "
-            f"JAX {jax.__version__} on {jax.default_backend()} ({devices})")
+            f"JAX {jax.__version__} on {backend}{devices}")
