@@ -18,7 +18,6 @@ from jaxcourse.autodidax.core import (
     full_raise,
     get_aval,
     greater_p,
-    jax_types,
     less_p,
     mul_p,
     neg_p,
@@ -342,8 +341,8 @@ class JaxprBuilder:
         atoms: dict[JaxprTracer, Any] = {}
         constvars, const_vals = [], []
         for tracer, val in self.consts.values():
-            if type(val) in jax_types and np.ndim(val) == 0:
-                atoms[tracer] = Lit(val)  # a concrete scalar goes into the program text
+            if type(val) in (bool, int, float):
+                atoms[tracer] = Lit(val)  # a Python scalar goes into the program text
             else:
                 atoms[tracer] = Var(tracer.aval)  # an array, or a tracer of an outer trace
                 constvars.append(atoms[tracer])

@@ -99,8 +99,8 @@ def partial_eval_flat(f, pvals_in, instantiate=True):
         tracers_in = [trace.new_unknown(aval) if known is None else known
                       for known, aval in pvals_in]
         outs = [full_raise(trace, out) for out in f(*tracers_in)]
-        if instantiate is True:
-            instantiate = [True] * len(outs)
+        if isinstance(instantiate, bool):
+            instantiate = [instantiate] * len(outs)
         elif callable(instantiate):
             instantiate = instantiate(len(outs))
         outs = [trace.instantiate(out) if inst else out for out, inst in zip(outs, instantiate)]
