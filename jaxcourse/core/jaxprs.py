@@ -41,8 +41,8 @@ class Lit:
     """A literal: a scalar constant written into the program text."""
 
     def __init__(self, val) -> None:
-        self.val = np.asarray(val)
-        self.aval = ShapedArray(self.val.shape, self.val.dtype)
+        self.val = val  # kept a Python scalar, so that a jaxpr staged again keeps it literal
+        self.aval = ShapedArray((), np.result_type(val))
 
 
 class JaxprEqn(NamedTuple):
@@ -121,7 +121,7 @@ def type_str(aval) -> str:
 
 def pp_atom(atom, names: Names) -> str:
     if isinstance(atom, Lit):
-        return f"{atom.val.item()!r}:{type_str(atom.aval)}"
+        return f"{atom.val!r}:{type_str(atom.aval)}"
     return names(atom)
 
 
