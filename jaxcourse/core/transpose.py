@@ -157,7 +157,7 @@ transpose_rules = {
     transpose_p: transpose_transpose,
     xla_call_p: xla_call_transpose,
 }
-# broadcast_p has none here on purpose: its transpose rule is an exercise of the chapter.
+# broadcast_p has none here on purpose: its transpose rule is a task of the assignment ps4_core.
 
 
 # --- vjp and grad ----------------------------------------------------------------------------
