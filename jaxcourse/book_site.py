@@ -2,11 +2,15 @@
 
 Loaded from _config.yml (``sphinx: extra_extensions: [jaxcourse.book_site]``). Most fixes remove
 a console error a reader's browser would log on every page (tests/browser checks there are none);
-book_site.css tidies the page header; MathJax is served by the book itself, not from a CDN.
+book_site.css tidies the page header and makes code, outputs and tables fit the article column
+(book_site.js gives wrapped lines a hanging indent); MathJax is served by the book itself, not
+from a CDN. Each chapter's kernel starts with jaxcourse/book_kernel.py, which makes every
+exception show the same way in every chapter (jaxcourse/error_display.py).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 STATIC = Path(__file__).with_name("_static")
@@ -14,9 +18,13 @@ FAVICON = STATIC / "favicon.svg"
 # Served from the book's own _static (see _static/mathjax/README.md), relative to it.
 MATHJAX = "mathjax/tex-svg.js"
 SPHINX_MATHJAX_CDN = "https://cdn.jsdelivr.net/npm/mathjax@"
+KERNEL_STARTUP = Path(__file__).with_name("book_kernel.py")
 
 
 def _config_inited(app, config) -> None:
+    # IPython runs the file named by PYTHONSTARTUP when a kernel starts; the kernels that execute
+    # the chapters inherit this process's environment.
+    os.environ["PYTHONSTARTUP"] = str(KERNEL_STARTUP)
     # Without a default mode, pydata-sphinx-theme logs "Got invalid theme mode" on a first visit.
     # Light, because the book's matplotlib figures are drawn on white.
     config.html_context.setdefault("default_mode", "light")
@@ -84,6 +92,7 @@ def setup(app):
     _keep_cached_outputs_in_executed_notebooks()
     app.connect("config-inited", _config_inited)
     app.add_css_file("book_site.css")
+    app.add_js_file("book_site.js", loading_method="defer")
     # Late, after the theme has added its own scripts to the page's context.
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

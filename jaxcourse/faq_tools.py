@@ -6,6 +6,8 @@ equations the same way, so the book and the grader agree on what "the jaxpr stay
 
 from __future__ import annotations
 
+import os
+import platform
 import time
 from collections.abc import Callable
 from typing import Any
@@ -42,3 +44,25 @@ def seconds_per_call(fn: Callable, *args: Any, repeats: int = 5, number: int = 1
             jax.block_until_ready(fn(*args))
         best = min(best, (time.perf_counter() - start) / number)
     return best
+
+
+def describe_machine() -> str:
+    """The machine a measurement ran on, in words: CPU model and core count, JAX backend.
+
+    Measured timings in the book are quoted with this line, so a reader knows which machine
+    they describe.
+    """
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    backend = jax.default_backend()
+    kinds = sorted({d.device_kind for d in jax.devices()} - {backend})
+    devices = f" ({', '.join(kinds)})" if kinds else ""
+    return (f"{model}, {os.cpu_count()} CPU cores visible to the process, "
+            f"JAX {jax.__version__} on {backend}{devices}")

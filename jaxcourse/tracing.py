@@ -7,7 +7,8 @@ prints) and the tests (which do not).
 
 Values are described by kind, because the kind is the lesson: a concrete array prints its
 numbers, a tracer prints its class and abstract value (``JVPTracer<float32[3]>``), an abstract
-value prints as itself, and the lowering context prints only the platform and the avals.
+value prints as itself, and the lowering context prints only the platforms and the avals. Each
+description is as short as it can be while saying that, so a trace fits the book's column.
 """
 
 from __future__ import annotations
@@ -58,9 +59,9 @@ def describe(value: Any) -> str:
     if isinstance(value, jax.core.ShapedArray):
         return f"ShapedArray<{value}>"
     if isinstance(value, mlir.LoweringRuleContext):
-        platforms = value.module_context.platforms
-        avals_in = [str(aval) for aval in value.avals_in]
-        return f"LoweringRuleContext(platforms={platforms}, avals_in={avals_in})"
+        platforms = ",".join(value.module_context.platforms)
+        avals_in = ", ".join(str(aval) for aval in value.avals_in)
+        return f"LoweringRuleContext({platforms}: {avals_in})"
     if isinstance(value, mlir.ir.Value):
         return f"ir.Value<{value.type}>"
     if isinstance(value, (tuple, list)):
@@ -69,6 +70,10 @@ def describe(value: Any) -> str:
     if isinstance(value, (jax.Array, np.ndarray, np.generic)):
         # One line per call, however many dimensions the array has.
         return " ".join(np.array2string(np.asarray(value), separator=", ").split())
+    if type(value) not in (bool, int, float, complex) and isinstance(value, (int, float, complex)):
+        # JAX's typed Python scalars (TypedFloat, TypedInt): the class says it is typed; the
+        # dtype is the one the abstract values around it print.
+        return f"{type(value).__name__}({value!s})"
     return repr(value)
 
 
@@ -81,6 +86,9 @@ def traced(name: str | None = None) -> Callable[[F], F]:
         @functools.wraps(fun)
         def wrapper(*args: Any) -> Any:
             global _depth
+            # Not a frame of the program: IPython and jaxcourse.error_display leave it out of
+            # a traceback.
+            __tracebackhide__ = True
             if not _enabled:
                 return fun(*args)
             print("  " * _depth + f"call {label}({', '.join(describe(a) for a in args)})")

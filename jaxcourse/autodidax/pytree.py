@@ -35,6 +35,25 @@ class PyTreeDef(NamedTuple):
     node_metadata: Hashable
     child_treedefs: tuple
 
+    def __repr__(self):
+        # The containers by name and a leaf as *, as JAX prints its own: PyTreeDef((Point(*, *),))
+        return f"PyTreeDef({_structure(self)})"
+
+
+def _structure(treedef) -> str:
+    if not isinstance(treedef, PyTreeDef):
+        return repr(treedef)
+    children = [_structure(child) for child in treedef.child_treedefs]
+    name = treedef.node_type.name
+    if name == "tuple":
+        return f"({children[0]},)" if len(children) == 1 else f"({', '.join(children)})"
+    if name == "list":
+        return f"[{', '.join(children)}]"
+    if name == "dict":
+        pairs = zip(treedef.node_metadata, children)
+        return "{" + ", ".join(f"{key!r}: {child}" for key, child in pairs) + "}"
+    return f"{name}({', '.join(children)})"
+
 
 class Leaf:
     def __repr__(self):

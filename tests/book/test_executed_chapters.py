@@ -9,6 +9,10 @@ the last build has no match and fails as "not executed".
 
 Convention for cells that must fail: the cell is tagged ``raises-exception`` and its first line is
 ``# raises: ExceptionName``. The cell's error output must name exactly that exception.
+
+Every error is shown one way (jaxcourse/error_display.py, installed in each kernel by the book
+build): a short traceback of the reader's own frames ending in ``Name: message``. No output of
+any kind shows a path of the build machine, a memory address, or IPython's mode-switch lines.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from __future__ import annotations
 import functools
 import os
 import re
+import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -31,6 +37,43 @@ SKIP_ENV = "JAXCOURSE_SKIP_EXECUTED_CHAPTERS"
 RAISES_TAG = "raises-exception"
 RAISES_LINE = re.compile(r"#\s*raises:\s*([A-Za-z_][\w.]*)\s*$")
 FORBIDDEN = ("DeprecationWarning",)
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# What a reader must never see in an output: where the build ran, and IPython's notices of a
+# change of exception reporting mode (%xmode), which belong to no chapter's lesson.
+BUILD_PATHS = tuple(
+    dict.fromkeys(
+        str(path)
+        for path in (
+            ROOT,
+            ROOT.resolve(),
+            Path(sys.prefix),
+            Path(sys.prefix).resolve(),
+            Path(sys.base_prefix),
+            Path(tempfile.gettempdir()) / "ipykernel_",
+        )
+    )
+)
+NOT_IN_ANY_OUTPUT = re.compile(
+    "|".join(
+        [
+            *(re.escape(path) for path in BUILD_PATHS),
+            r"[\w./-]*/(?:site|dist)-packages/",
+            r"Exception reporting mode",
+            r"\bxmode\b",
+        ]
+    )
+)
+MEMORY_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]{6,}")
+# The one form of an error output (jaxcourse.error_display): optionally a traceback of frames,
+# each a "Cell, line N" / "Earlier cell, line N" / "File repo/path.py, line N, in f" line with its
+# source line under it, or "[N frames in package]"; then "Name: message".
+TRACEBACK_HEAD = "Traceback (most recent call last):"
+FRAME_LINE = re.compile(
+    r"  (?:(?:Earlier cell|Cell), line \d+(?:, in \S+)?"
+    r"|File (?!/)\S+, line \d+, in \S+"
+    r"|\[\d+ frames? in \w+(?:, \d+ frames? in \w+)*\])"
+)
+MAX_ERROR_LINES = 40
 
 
 def toc_files(node) -> list[str]:
@@ -183,3 +226,107 @@ def test_no_warnings_or_stray_tracebacks_in_outputs(entry):
             if output["output_type"] != "error":
                 # Tracebacks belong in the error output of a raises-exception cell only.
                 assert "Traceback" not in text, f"{label}: a traceback printed as output"
+
+
+def all_outputs():
+    for entry in CHAPTERS:
+        for index, cell in enumerate(code_cells(executed(entry))):
+            for output in cell.get("outputs", []):
+                yield entry, index, cell, output
+
+
+@pytest.mark.parametrize("entry", CHAPTERS)
+def test_no_build_paths_or_mode_lines_in_outputs(entry):
+    for index, cell in enumerate(code_cells(executed(entry))):
+        label = cell_label(entry, index, cell)
+        for output in cell.get("outputs", []):
+            found = NOT_IN_ANY_OUTPUT.search(ANSI.sub("", output_text(output)))
+            assert not found, f"{label}: an output shows {found.group(0)!r}"
+
+
+def check_error_output(output: dict) -> list[str]:
+    """What is wrong with an error output's form (empty: it is the book's one form)."""
+    problems = []
+    text = ANSI.sub("", "\n".join(output["traceback"]))
+    lines = text.splitlines()
+    ename, evalue = output["ename"], output["evalue"]
+    if MEMORY_ADDRESS.search(text) or MEMORY_ADDRESS.search(evalue):
+        problems.append("it shows a memory address")
+    if len(lines) > MAX_ERROR_LINES:
+        problems.append(f"it is {len(lines)} lines long")
+    last = f"{ename}: {evalue}" if evalue else ename
+    before = text[: len(text) - len(last)]
+    if not text.endswith(last) or (before and not before.endswith("\n")):
+        problems.append(f"it does not end in '{ename}: <its message>'")
+        return problems
+    frames = before.splitlines()
+    if frames:
+        if frames[0] != TRACEBACK_HEAD:
+            problems.append(f"its traceback starts {frames[0]!r}")
+        body = frames[1:]
+        index = 0
+        while index < len(body):
+            if not FRAME_LINE.fullmatch(body[index]):
+                problems.append(f"its frame line {body[index]!r} is not in the book's form")
+                break
+            # A frame of code is followed by its source line, indented under it.
+            has_source = index + 1 < len(body) and body[index + 1].startswith("    ")
+            index += 2 if has_source else 1
+    return problems
+
+
+@pytest.mark.parametrize("entry", CHAPTERS)
+def test_errors_are_shown_one_way(entry):
+    for index, cell in enumerate(code_cells(executed(entry))):
+        label = cell_label(entry, index, cell)
+        for output in cell.get("outputs", []):
+            if output["output_type"] == "error":
+                problems = check_error_output(output)
+                assert not problems, f"{label}: its error output: {'; '.join(problems)}"
+
+
+IPYTHON_VERBOSE_ERROR = {
+    "output_type": "error",
+    "ename": "TracerBoolConversionError",
+    "evalue": "Attempted boolean conversion of traced array with shape bool[].",
+    "traceback": [
+        "\x1b[0;31m---------------------------------------------------------------------\x1b[0m",
+        "\x1b[0;31mTracerBoolConversionError\x1b[0m  Traceback (most recent call last)",
+        "Cell \x1b[0;32mIn[6], line 2\x1b[0m\n----> 2 jax.jit(relu_ish_jax)(3.0)",
+        "File \x1b[0;32m/venv/lib/python3.11/site-packages/jax/_src/core.py:1961\x1b[0m",
+        (
+            "\x1b[0;31mTracerBoolConversionError\x1b[0m: Attempted boolean conversion of traced "
+            "array with shape bool[]."
+        ),
+    ],
+}
+BOOK_ERROR = {
+    "output_type": "error",
+    "ename": "NotImplementedError",
+    "evalue": "Evaluation rule for 'multiply_add' not implemented",
+    "traceback": [
+        (
+            "Traceback (most recent call last):\n"
+            "  Cell, line 3\n"
+            "    square_add(2.0, 10.0)\n"
+            "  File jaxcourse/multiply_add.py, line 37, in square_add\n"
+            "    return multiply_add(a, a, b)\n"
+            "  [4 frames in jax]\n"
+            "NotImplementedError: Evaluation rule for 'multiply_add' not implemented"
+        )
+    ],
+}
+
+
+def test_the_error_form_check_rejects_other_forms():
+    """The check above is not vacuous: IPython's own reports and walls of text fail it."""
+    assert check_error_output(BOOK_ERROR) == []
+    assert check_error_output(IPYTHON_VERBOSE_ERROR)
+    minimal = dict(BOOK_ERROR, traceback=["Exception reporting mode: Minimal"])
+    assert check_error_output(minimal)
+    wall = dict(BOOK_ERROR, evalue="PyTreeDef(to_iterable=<function <lambda> at 0x7fb8bb5b72e0>)")
+    wall["traceback"] = [f"NotImplementedError: {wall['evalue']}"]
+    assert check_error_output(wall) == ["it shows a memory address"]
+    absolute = f"  File {sys.prefix}/lib/jax/_src/core.py, line 1, in f"
+    assert NOT_IN_ANY_OUTPUT.search(absolute)
+    assert NOT_IN_ANY_OUTPUT.search("Exception reporting mode: Minimal")

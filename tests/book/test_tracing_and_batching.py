@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jax._src.literals import TypedFloat  # what JAX passes a rule for a Python float
 from jax.interpreters import ad
 
 from jaxcourse import tracing
@@ -69,6 +70,8 @@ def test_show_calls_resets_the_indentation_after_an_error(capsys):
         (ad.UndefinedPrimal(jax.core.ShapedArray((), jnp.float32)), "UndefinedPrimal<float32[]>"),
         (jax.core.ShapedArray((2,), jnp.int32), "ShapedArray<int32[2]>"),
         ((1, None), "(1, None)"),
+        (np.float64(2.5), "2.5"),
+        (TypedFloat(2.0, np.dtype(np.float32)), "TypedFloat(2.0)"),
     ],
 )
 def test_describe(value, expected):

@@ -43,6 +43,8 @@ CHROMIUM_FLAGS = (
 PAGE_TIMEOUT_S = 30
 MATHJAX_TIMEOUT_S = 15
 WINDOW = (1280, 1000)
+# The widths a reader's page is checked and photographed at: a laptop, and a phone held upright.
+WIDTHS = (1280, 420)
 
 
 def toc_docnames(toc: Path = TOC) -> list[str]:
@@ -132,6 +134,98 @@ poll();
 """
 
 
+# What the article holds that a reader reads across: code, outputs, tables, figures, math, prose.
+# Each must fit its box: no scroll bar hiding the end of a line, nothing sticking out of the
+# article column. Inline elements are left out (their clientWidth is always 0), as are the
+# theme's own widgets (copy buttons, header links), which sit inside these blocks anyway.
+BLOCKS = (
+        "pre",
+        "div.highlight",
+        "div.cell",
+        "div.cell_input",
+        "div.cell_output",
+        "div.output",
+        "table",
+        ".pst-scrollable-table-container",
+        "figure",
+        "img",
+        'mjx-container[display="true"]',
+        "div.admonition",
+        "blockquote",
+        "p",
+        "li",
+        "dl",
+        "section",
+)
+BLOCK_SELECTOR = ", ".join(BLOCKS)
+
+# Returns what the reader sees of the article's layout at the current window width: every block
+# that hides or spills content (scrollWidth > clientWidth, or its right edge past the article's),
+# how many blocks were checked, and each code cell's number of stream output boxes.
+_LAYOUT_SCRIPT = """
+const selector = arguments[0];
+const article = document.querySelector('main article') || document.querySelector('article');
+if (!article) return null;
+const right = article.getBoundingClientRect().right;
+const name = el => el.tagName.toLowerCase() + Array.from(el.classList).slice(0, 3)
+  .map(c => '.' + c).join('');
+const rendered = el => el.getClientRects().length > 0
+  && getComputedStyle(el).visibility !== 'hidden';
+const blocks = [article, ...article.querySelectorAll(selector)].filter(rendered);
+const wide = [];
+for (const el of blocks) {
+  const box = el.getBoundingClientRect();
+  const hides = el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1;
+  const spills = box.right > right + 1;
+  if (hides || spills) {
+    wide.push({
+      block: name(el),
+      scroll_width: el.scrollWidth,
+      client_width: el.clientWidth,
+      right: Math.round(box.right),
+      text: (el.textContent || el.getAttribute('src') || '').trim().slice(0, 120),
+    });
+  }
+}
+// A block whose only fault is a wide block inside it is the same fault: count the innermost.
+const flagged = blocks.filter(el => {
+  const box = el.getBoundingClientRect();
+  return (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1) || box.right > right + 1;
+});
+const innermost = flagged.filter(el => !flagged.some(other => other !== el && el.contains(other)));
+const streams = Array.from(article.querySelectorAll('div.cell')).map(cell =>
+  cell.querySelectorAll(':scope > div.cell_output > div.output.stream, '
+    + ':scope > div.cell_output > div.output.stderr').length);
+return {
+  viewport_width: window.innerWidth,
+  page_width: document.documentElement.scrollWidth,
+  article_width: article.clientWidth,
+  checked: blocks.length,
+  checked_code: blocks.filter(el => el.tagName === 'PRE').length,
+  wide,
+  wide_innermost: innermost.length,
+  stream_boxes: streams,
+};
+"""
+
+
+@dataclass
+class LayoutReport:
+    """How one page lays out at one window width."""
+
+    docname: str
+    width: int
+    viewport_width: int  # window.innerWidth, to prove the page was laid out at `width`
+    page_width: int  # the document's scrollWidth: wider than the viewport = sideways scrolling
+    article_width: int
+    checked: int  # blocks checked
+    checked_code: int  # of which <pre> (code and outputs)
+    wide: list[dict]  # every block that hides or spills content
+    wide_innermost: int  # the same, counting a nest of wide blocks once
+    stream_boxes: list[int]  # per code cell, its stdout/stderr boxes
+    screenshot: Path | None
+
+
 class Site:
     """The served site and one browser; visits each page at most once."""
 
@@ -139,6 +233,7 @@ class Site:
         self.base_url = base_url
         self.driver = driver
         self._reports: dict[str, PageReport] = {}
+        self._layouts: dict[tuple[str, int], LayoutReport] = {}
 
     def url(self, docname: str) -> str:
         return urllib.parse.urljoin(self.base_url, f"{docname}.html")
@@ -214,16 +309,51 @@ class Site:
         )
         return self.driver.execute_script(count), summary
 
-    def screenshot(self, dest: Path, *, max_height: int = 8000) -> Path:
-        """A full-page PNG (up to ``max_height`` pixels tall) of the page loaded now."""
-        width, height = WINDOW
-        full = self.driver.execute_script("return document.documentElement.scrollHeight")
-        # A window as tall as the page: the theme's layout stays the one a reader sees.
-        self.driver.set_window_size(width, max(height, min(full, max_height)))
+    def set_width(self, width: int) -> None:
+        """Resize the window to ``width`` CSS pixels (headless Chromium's window has no frame, so
+        that is the viewport's width; the layout report records window.innerWidth to prove it)."""
+        self.driver.set_window_size(width, WINDOW[1])
+
+    def measure_layout(self) -> dict:
+        """The layout report of the page loaded now (see _LAYOUT_SCRIPT)."""
+        return self.driver.execute_script(_LAYOUT_SCRIPT, BLOCK_SELECTOR)
+
+    def layout(self, docname: str, width: int, *, screenshot: bool = True) -> LayoutReport:
+        """Load ``docname`` at ``width``, measure what fits, and photograph the whole page."""
+        key = (docname, width)
+        if key not in self._layouts:
+            self.set_width(width)
+            try:
+                self.load(self.url(docname))
+                seen = self.measure_layout()
+                dest = None
+                if screenshot:
+                    name = f"{docname.replace('/', '__')}@{width}.png"
+                    dest = self.screenshot(SCREENSHOTS / name)
+            finally:
+                self.set_width(WINDOW[0])
+            assert seen is not None, f"{docname}: no <article> on the page"
+            self._layouts[key] = LayoutReport(docname=docname, width=width, screenshot=dest, **seen)
+        return self._layouts[key]
+
+    def screenshot(self, dest: Path) -> Path:
+        """A PNG of the whole page loaded now, top to bottom, at the window's width.
+
+        The window is made as tall as the page, so the theme lays the page out as a reader's
+        browser does (Chromium's capture-beyond-viewport mode lays it out wrongly), then put back.
+        """
+        size = self.driver.get_window_size()
+        # What the window's height has beyond the page's viewport (none in headless Chromium).
+        frame = size["height"] - self.driver.execute_script("return window.innerHeight")
+        page_height = "return document.documentElement.scrollHeight"
         try:
+            # Twice: the taller window may lay the page out a little differently.
+            for _ in range(2):
+                full = self.driver.execute_script(page_height)
+                self.driver.set_window_size(size["width"], full + frame)
             png = self.driver.get_screenshot_as_png()
         finally:
-            self.driver.set_window_size(width, height)
+            self.driver.set_window_size(size["width"], size["height"])
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(png)
         return dest

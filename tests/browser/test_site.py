@@ -1,7 +1,8 @@
 """The built book, read in a real browser: every page of the table of contents, as a reader sees it.
 
 Needs `_build/html` (the Makefile's `make test` builds the book first) and Debian's chromium and
-chromedriver (scripts/install_browser.sh). Screenshots of a few pages land in _build/screenshots/.
+chromedriver (scripts/install_browser.sh). Full-height screenshots of every page, at each width in
+WIDTHS, land in _build/screenshots/ as <part>__<page>@<width>.png.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from browser_site import EXECUTED, ROOT, SCREENSHOTS, toc_docnames, toc_parts
+from browser_site import EXECUTED, ROOT, SCREENSHOTS, WIDTHS, toc_docnames
 
 PAGES = toc_docnames()
 SEARCH_TERM = "transpose"
@@ -170,20 +171,102 @@ def test_search_finds_transpose(site):
     assert not own, f"the search page logged console errors: {own}"
 
 
-def _screenshot_pages() -> list[str]:
-    """The front page, the first page of each part, and the last page of the book."""
-    chosen = [PAGES[0]] + [docs[0] for docs in toc_parts().values()] + [PAGES[-1]]
-    return list(dict.fromkeys(chosen))
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("docname", PAGES)
+def test_nothing_in_the_article_is_cut_off(site, docname, width):
+    """No block of the article hides its end behind a scroll bar or spills out of the column.
+
+    Also saves a full-height screenshot of the page at this width (for a person to look at).
+    """
+    layout = site.layout(docname, width)
+    assert layout.viewport_width == width, f"{docname}: laid out at {layout.viewport_width} px"
+    # Not vacuous: every page has prose, and a page with code cells has <pre> blocks.
+    assert layout.checked > 0, f"{docname}: no blocks found in the article"
+    if site.page(docname).cells:
+        assert layout.checked_code > 0, f"{docname}: code cells, but no <pre> blocks checked"
+    shown = "\n  ".join(
+        f"{w['block']}: scrollWidth {w['scroll_width']} > clientWidth {w['client_width']} "
+        f"(right edge {w['right']}): {w['text'][:60]!r}"
+        for w in layout.wide[:8]
+    )
+    assert not layout.wide, (
+        f"{docname} at {width} px: {layout.wide_innermost} blocks wider than the article "
+        f"({layout.article_width} px):\n  {shown}"
+    )
+    assert layout.page_width <= width, f"{docname} at {width} px scrolls sideways"
+    png = layout.screenshot.read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 10_000, f"{layout.screenshot} looks empty"
 
 
-def test_screenshots(site):
-    """Saves screenshots (test artefacts, for a person to look at) of a few pages."""
-    saved = []
-    for docname in _screenshot_pages():
+@pytest.mark.parametrize("docname", PAGES)
+def test_each_cell_prints_into_one_box(site, docname):
+    """A cell's stdout and stderr, however they were flushed, are one output box."""
+    layout = site.layout(docname, WIDTHS[0])
+    split = [n for n, boxes in enumerate(layout.stream_boxes, start=1) if boxes > 1]
+    assert not split, f"{docname}: code cells {split} print into several boxes"
+
+
+# The checks above, on pages broken on purpose in the browser: each must catch its fault.
+BROKEN_PAGE = "book/primitives/watching_jax"
+_WIDE_PRE = """
+const out = document.querySelector('article div.cell_output');
+const pre = document.createElement('pre');
+pre.style.whiteSpace = 'pre';
+pre.style.overflowX = 'auto';
+pre.textContent = 'call multiply_add(' + 'JVPTracer<float32[3]>, '.repeat(12) + ')';
+out.appendChild(pre);
+"""
+_WIDE_TABLE = """
+const table = document.querySelector('article table');
+table.querySelector('td').style.whiteSpace = 'nowrap';
+table.querySelector('td').textContent = 'x'.repeat(400);
+"""
+_WIDE_IMAGE = """
+const img = document.querySelector('article img');
+img.style.maxWidth = 'none';
+img.style.width = '3000px';
+"""
+_SPLIT_STREAM = """
+const box = document.querySelector('article div.cell_output > div.output.stream');
+box.parentNode.insertBefore(box.cloneNode(true), box.nextSibling);
+"""
+_NO_BOOK_CSS = "document.querySelector('link[href*=\"book_site.css\"]').remove();"
+
+
+@pytest.mark.parametrize(
+    ("docname", "width", "script"),
+    [
+        (BROKEN_PAGE, 1280, _WIDE_PRE),
+        (BROKEN_PAGE, 420, _WIDE_PRE),
+        ("book/primitives/composition", 420, _WIDE_TABLE),
+        ("book/faq/compile_time", 1280, _WIDE_IMAGE),
+        # The book as it was before its stylesheet wrapped long lines.
+        (BROKEN_PAGE, 1280, _NO_BOOK_CSS),
+        (BROKEN_PAGE, 420, _NO_BOOK_CSS),
+    ],
+    ids=["wide-pre@1280", "wide-pre@420", "wide-table@420", "wide-image", "no-css@1280",
+         "no-css@420"],
+)
+def test_the_layout_check_catches_a_wide_block(site, docname, width, script):
+    site.set_width(width)
+    try:
         site.load(site.url(docname))
-        saved.append(site.screenshot(SCREENSHOTS / f"{docname.replace('/', '__')}.png"))
+        assert not site.measure_layout()["wide"], f"{docname} is already broken at {width} px"
+        site.driver.execute_script(script)
+        seen = site.measure_layout()
+    finally:
+        site.set_width(WIDTHS[0])
+    assert seen["wide"], f"the check missed a block made too wide on {docname} at {width} px"
+
+
+def test_the_stream_check_catches_a_split_output(site):
+    site.load(site.url(BROKEN_PAGE))
+    assert max(site.measure_layout()["stream_boxes"]) == 1
+    site.driver.execute_script(_SPLIT_STREAM)
+    assert max(site.measure_layout()["stream_boxes"]) == 2
+
+
+def test_search_page_screenshot(site):
     site.search(SEARCH_TERM)
-    saved.append(site.screenshot(SCREENSHOTS / "search.png"))
-    for png in saved:
-        data = png.read_bytes()
-        assert data.startswith(b"\x89PNG") and len(data) > 10_000, f"{png} looks empty"
+    png = site.screenshot(SCREENSHOTS / "search.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 10_000, "search.png looks empty"

@@ -1,0 +1,1 @@
+"""ps4_core: broadcast transpose rule, dead-code elimination, constant folding (Part IV)."""

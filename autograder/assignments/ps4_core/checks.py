@@ -1,0 +1,220 @@
+"""Hidden checks of ps4_core (grader side only).
+
+Inputs are drawn at grading time: broadcast shapes (new axes, stretched axes, rank 0 to 3) and
+random programs with dead code or constant parts (programs.py). Expectations come from real JAX
+on the same programs, in float64 like the NumPy-based core: gradients through
+``lax.broadcast_in_dim``, ``jax.linear_transpose`` of it, the equations JAX's own dead-code
+elimination keeps, and the equations of JAX's jaxpr that depend on the non-constant input.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax._src.interpreters import partial_eval as pe  # grader side: JAX's own DCE
+from jax.extend.core import Literal
+
+from autograder import judge
+from autograder.assignments.ps4_core import programs
+from autograder.spec import Assignment, Check, Outcome, Task, Verdict
+
+X64 = (("jax_enable_x64", True),)
+RTOL, ATOL = 1e-7, 1e-9
+
+TASKS = (
+    Task("ps4.broadcast_transpose", "broadcast_transpose, the transpose rule of broadcast"),
+    Task("ps4.dce", "dce_jaxpr, dead-code elimination"),
+    Task("ps4.fold_constants", "fold_constants, constant folding"),
+)
+
+
+# --- Judges ----------------------------------------------------------------------------------
+def close(expected, outcome: Outcome) -> Verdict:
+    return judge.close(expected, outcome, rtol=RTOL, atol=ATOL)
+
+
+def report(expected: dict, outcome: Outcome) -> Verdict:
+    """A dict of exact facts (equation names, counts) and ``values`` compared with tolerance."""
+    failed = judge.raised(outcome)
+    if failed:
+        return failed
+    got = outcome.value
+    if not isinstance(got, dict):
+        return Verdict(False, "the probe did not get a result")
+    what = {"prims": "the equations left are not the right ones (or not in order)",
+            "eqns_left_in_argument": "the jaxpr passed in was changed",
+            "n_in": "the input binders changed", "n_const": "the wrong constants are kept",
+            "n_constvars": "the constvars do not match the constants returned"}
+    for key, message in what.items():
+        if key in expected and got.get(key) != expected[key]:
+            return Verdict(False, message)
+    return close(expected["values"], Outcome(value=got.get("values")))
+
+
+# --- Input makers ----------------------------------------------------------------------------
+def _broadcast(stretch: bool, rank0: bool = False):
+    def make(rng):
+        out_rank = int(rng.integers(1, 4))
+        shape = [int(d) for d in rng.integers(2, 5, size=out_rank)]
+        n_new = out_rank if rank0 else int(rng.integers(1 if not stretch else 0, out_rank + 1))
+        if stretch and n_new == out_rank:
+            n_new = out_rank - 1
+        axes = sorted(int(a) for a in rng.choice(out_rank, size=n_new, replace=False))
+        kept = [i for i in range(out_rank) if i not in axes]
+        x_shape = [shape[i] for i in kept]
+        if stretch:
+            for j in rng.choice(len(kept), size=int(rng.integers(1, len(kept) + 1)),
+                                replace=False):
+                x_shape[int(j)] = 1
+        return {"shape": shape, "axes": axes, "x": rng.uniform(-2.0, 2.0, size=x_shape),
+                "w": rng.uniform(-2.0, 2.0, size=shape), "ct": rng.uniform(-2.0, 2.0, size=shape)}
+
+    return make
+
+
+def _broadcast_any(rng):
+    kind = int(rng.integers(3))
+    return _broadcast(stretch=kind == 1, rank0=kind == 2)(rng)
+
+
+def _dead_code(chains: bool):
+    def make(rng):
+        n = int(rng.integers(2, 5))
+        return {"program": programs.draw_dead_code(rng, 3, chains=chains),
+                "args": [rng.uniform(-2.0, 2.0, size=n) for _ in range(2)],
+                "const": rng.uniform(-2.0, 2.0, size=n)}
+
+    return make
+
+
+def _foldable(literals: bool):
+    def make(rng):
+        n, n_consts = int(rng.integers(2, 5)), int(rng.integers(1, 3))
+        return {"program": programs.draw_foldable(rng, n_consts, literals=literals),
+                "consts": [rng.uniform(-2.0, 2.0, size=n) for _ in range(n_consts)],
+                "x": rng.uniform(-2.0, 2.0, size=n)}
+
+    return make
+
+
+# --- Expectations (real JAX) -----------------------------------------------------------------
+def _np(x):
+    return np.asarray(x, dtype=np.float64)
+
+
+def _kept(inputs):
+    return [i for i in range(len(inputs["shape"])) if i not in inputs["axes"]]
+
+
+def _jax_loss(inputs):
+    shape, w = tuple(inputs["shape"]), jnp.asarray(inputs["w"])
+
+    def loss(x):
+        return jnp.sum(jnp.sin(lax.broadcast_in_dim(x, shape, tuple(_kept(inputs)))) * w)
+
+    return loss
+
+
+def expect_broadcast_grad(inputs):
+    return _np(jax.grad(_jax_loss(inputs))(jnp.asarray(inputs["x"])))
+
+
+def expect_broadcast_direct(inputs):
+    x = jnp.asarray(inputs["x"])
+    transposed = jax.linear_transpose(
+        lambda v: lax.broadcast_in_dim(v, tuple(inputs["shape"]), tuple(_kept(inputs))), x)
+    (ct,) = transposed(jnp.asarray(inputs["ct"]))
+    return [_np(ct)]
+
+
+def expect_dce(inputs):
+    const = jnp.asarray(inputs["const"])
+    f = programs.build(inputs["program"], programs.theirs())
+    closed = jax.make_jaxpr(lambda x, y: f(x, y, const))(*inputs["args"])
+    smaller, _ = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars),
+                              instantiate=True)
+    return {"prims": [str(eqn.primitive) for eqn in smaller.eqns],
+            "eqns_left_in_argument": len(closed.jaxpr.eqns),
+            "n_in": 2, "n_const": len(closed.jaxpr.constvars),
+            "values": [_np(v) for v in f(*inputs["args"], const)]}
+
+
+def expect_fold(inputs):
+    consts, x = inputs["consts"], inputs["x"]
+    f = programs.build(inputs["program"], programs.theirs())
+    jaxpr = jax.make_jaxpr(f)(*consts, x).jaxpr
+    n = len(consts)
+    constant = set(jaxpr.invars[:n])
+    kept = []
+    for eqn in jaxpr.eqns:
+        if all(isinstance(v, Literal) or v in constant for v in eqn.invars):
+            constant.update(eqn.outvars)
+        else:
+            kept.append(eqn)
+    read = [v for eqn in kept for v in eqn.invars] + list(jaxpr.outvars)
+    used = {v for v in read if not isinstance(v, Literal) and v in constant}
+    return {"prims": [str(eqn.primitive) for eqn in kept], "n_const": len(used),
+            "n_constvars": len(used), "n_in": 1, "values": [_np(v) for v in f(*consts, x)]}
+
+
+def _check(id, task, cell, points, description, probe, make, expect, judge_=report, blame=""):
+    return Check(id=id, task=task, description=description, points=points, grade_cell=cell,
+                 probe=probe, make_inputs=make, expect=expect, judge=judge_, blame=blame,
+                 jax_config=X64, timeout_s=60.0)
+
+
+BT, DCE, FOLD = "ps4.broadcast_transpose", "ps4.dce", "ps4.fold_constants"
+CHECKS = (
+    _check("ps4.broadcast_transpose.new_axes", BT, "test_broadcast_transpose", 3,
+           "grad through broadcast with new axes only", "probe_broadcast_grad",
+           _broadcast(stretch=False), expect_broadcast_grad, close,
+           blame="Each element of x was copied along the new axes: its cotangent is the sum of "
+                 "the cotangents over those axes."),
+    _check("ps4.broadcast_transpose.stretched", BT, "test_broadcast_transpose", 3,
+           "grad through broadcast that also stretches size-one axes of x",
+           "probe_broadcast_grad", _broadcast(stretch=True), expect_broadcast_grad, close,
+           blame="A size-one axis of x stretched to a longer one must be summed too, and kept "
+                 "with size one: the cotangent has x's shape."),
+    _check("ps4.broadcast_transpose.direct", BT, "test_broadcast_transpose", 2,
+           "the rule called on its own, against jax.linear_transpose, for ranks 0 to 3",
+           "probe_broadcast_direct", _broadcast_any, expect_broadcast_direct, close,
+           blame="The rule returns a list holding one cotangent, of the operand's shape."),
+    _check("ps4.broadcast_transpose.jit", BT, "test_broadcast_transpose", 2,
+           "grad through broadcast under jit, where the cotangent is a tracer",
+           "probe_broadcast_grad_jit", _broadcast_any, expect_broadcast_grad, close,
+           blame="Under jit the cotangent is a staging tracer: compute with reduce_sum and "
+                 "broadcast, not NumPy."),
+    _check("ps4.dce.structure", DCE, "test_dce", 4,
+           "the equations left on random programs, against JAX's own dead-code elimination",
+           "probe_dce", _dead_code(chains=False), expect_dce,
+           blame="Keep exactly the equations an output needs, directly or through others, in "
+                 "their order, with the same binders and outputs."),
+    _check("ps4.dce.chains", DCE, "test_dce", 4,
+           "programs with chains of dead equations feeding each other",
+           "probe_dce", _dead_code(chains=True), expect_dce,
+           blame="An equation read only by dead equations is dead too: walk backwards from the "
+                 "outputs."),
+    _check("ps4.dce.values", DCE, "test_dce", 2,
+           "the smaller jaxpr type-checks and computes what JAX computes, argument unchanged",
+           "probe_dce", _dead_code(chains=True), expect_dce,
+           blame="Return a new Jaxpr with the constvars, in_binders and outs of the argument; "
+                 "do not change the argument."),
+    _check("ps4.fold_constants.structure", FOLD, "test_fold_constants", 4,
+           "the equations left on random programs over constants and one input",
+           "probe_fold", _foldable(literals=False), expect_fold,
+           blame="Fold every equation whose inputs are all constants, including results folded "
+                 "before it; keep the others in order."),
+    _check("ps4.fold_constants.literals", FOLD, "test_fold_constants", 3,
+           "constants combined with literals (x * 2.0) fold too",
+           "probe_fold", _foldable(literals=True), expect_fold,
+           blame="A literal is a constant: an equation reading constants and literals folds."),
+    _check("ps4.fold_constants.consts", FOLD, "test_fold_constants", 3,
+           "only the constants still read are kept, the jaxpr type-checks and computes what JAX "
+           "computes", "probe_fold", _foldable(literals=True), expect_fold,
+           blame="Keep one constvar per constant still read by a kept equation or an output, "
+                 "with its value at the same position."),
+)
+
+ASSIGNMENT = Assignment(name="ps4_core", notebook="ps4_core.ipynb", tasks=TASKS, checks=CHECKS)

@@ -1,0 +1,116 @@
+"""Probes of ps4_core: run in the student's process, call the student's code, return plain data.
+Never compare anything (the grader does).
+
+The three tasks are independent: the transpose rule is probed through the course's ``grad`` and
+``jit``, the two passes on jaxprs the course's ``make_jaxpr`` stages from the programs the grader
+drew. Functions that must be the student's own are refused when they come from ``jaxcourse``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from autograder.assignments.ps4_core import programs
+from jaxcourse.autodidax import core
+from jaxcourse.core.jaxprs import Jaxpr, eval_jaxpr, make_jaxpr, typecheck_jaxpr
+from jaxcourse.core.jit import jit
+from jaxcourse.core.transpose import UndefinedPrimal, grad, transpose_rules
+
+
+def own(ns: dict, name: str):
+    """``ns[name]``, written in the notebook rather than imported from the course package."""
+    if name not in ns:
+        raise NameError(f"{name} is not defined")
+    obj = ns[name]
+    origin = getattr(obj.func if isinstance(obj, functools.partial) else obj, "__module__", "")
+    if (origin or "").startswith("jaxcourse"):
+        raise ImportError(f"{name} comes from {origin}, not from your notebook")
+    return obj
+
+
+def _plain(values) -> list:
+    return [np.asarray(v, dtype=np.float64) for v in values]
+
+
+# --- ps4.broadcast_transpose -----------------------------------------------------------------
+def _broadcast_loss(inputs):
+    w = np.asarray(inputs["w"])
+    shape, axes = tuple(inputs["shape"]), tuple(inputs["axes"])
+
+    def loss(x):
+        y = core.broadcast(x, shape, axes)
+        return core.reduce_sum(core.sin(y) * w, tuple(range(len(shape))))
+
+    return loss
+
+
+def _with_rule(ns):
+    transpose_rules[core.broadcast_p] = own(ns, "broadcast_transpose")
+
+
+def probe_broadcast_grad(ns, inputs):
+    _with_rule(ns)
+    return np.asarray(grad(_broadcast_loss(inputs))(np.asarray(inputs["x"])), dtype=np.float64)
+
+
+def probe_broadcast_grad_jit(ns, inputs):
+    _with_rule(ns)
+    return np.asarray(jit(grad(_broadcast_loss(inputs)))(np.asarray(inputs["x"])),
+                      dtype=np.float64)
+
+
+def probe_broadcast_direct(ns, inputs):
+    rule = own(ns, "broadcast_transpose")
+    x = np.asarray(inputs["x"])
+    out = rule([np.asarray(inputs["ct"])], UndefinedPrimal(core.ShapedArray(x.shape, x.dtype)),
+               shape=tuple(inputs["shape"]), axes=tuple(inputs["axes"]))
+    if not isinstance(out, (list, tuple)):
+        raise TypeError(f"the rule returned a {type(out).__name__}, not a list")
+    return _plain(out)
+
+
+# --- ps4.dce ---------------------------------------------------------------------------------
+def _staged(inputs):
+    const = np.asarray(inputs["const"])
+    f = programs.build(inputs["program"], programs.OURS)
+
+    def with_const(x, y):
+        return f(x, y, const)  # the array is closed over: a constvar
+
+    args = [np.asarray(a) for a in inputs["args"]]
+    return make_jaxpr(with_const)(*args), args
+
+
+def probe_dce(ns, inputs):
+    dce = own(ns, "dce_jaxpr")
+    closed, args = _staged(inputs)
+    smaller = dce(closed.jaxpr)
+    if not isinstance(smaller, Jaxpr):
+        raise TypeError(f"dce_jaxpr returned a {type(smaller).__name__}, not a Jaxpr")
+    typecheck_jaxpr(smaller)
+    return {"prims": [eqn.primitive.name for eqn in smaller.eqns],
+            "eqns_left_in_argument": len(closed.jaxpr.eqns),
+            "n_in": len(smaller.in_binders), "n_const": len(smaller.constvars),
+            "values": _plain(eval_jaxpr(smaller, closed.consts, args))}
+
+
+# --- ps4.fold_constants ----------------------------------------------------------------------
+def probe_fold(ns, inputs):
+    fold = own(ns, "fold_constants")
+    consts = [np.asarray(c) for c in inputs["consts"]]
+    x = np.asarray(inputs["x"])
+    f = programs.build(inputs["program"], programs.OURS)
+    staged = make_jaxpr(f)(*consts, x).jaxpr
+    n = len(consts)
+    as_constants = Jaxpr(staged.in_binders[:n], staged.in_binders[n:], staged.eqns, staged.outs)
+    result = fold(as_constants, consts)
+    if not isinstance(result, tuple) or len(result) != 2 or not isinstance(result[0], Jaxpr):
+        raise TypeError("fold_constants must return (jaxpr, consts)")
+    folded, values = result
+    values = list(values)
+    typecheck_jaxpr(folded)
+    return {"prims": [eqn.primitive.name for eqn in folded.eqns], "n_const": len(values),
+            "n_constvars": len(folded.constvars), "n_in": len(folded.in_binders),
+            "values": _plain(eval_jaxpr(folded, values, [x]))}

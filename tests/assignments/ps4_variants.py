@@ -1,0 +1,82 @@
+"""Grade variants of ps4_core in this process; print per-check verdicts as JSON.
+
+    python tests/assignments/ps4_variants.py [--seed N] VARIANT...
+
+A variant is a notebook a student could hand in, built from the released notebook
+(assignments/ps4_core) by autograder.classroom: ``reference`` (every solution cell filled
+with the reference), ``untouched`` (the released notebook itself), ``alt:NAME`` (the reference
+with the cells of ``mutants.ALTERNATIVES[NAME]``) or a name from ``mutants.MUTANTS`` (the
+reference with that mutant's cells). The student's cells run with ``exec`` in a fresh namespace
+per variant; autograded test cells are not run by the grader, but for the reference and the
+alternatives their visible tests are run and failures reported. Unsandboxed: for the course's
+own notebooks only. The tests run it in a subprocess.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from autograder.assignments.ps4_core.mutants import ALTERNATIVES
+from autograder.classroom import make_submission, mutant_submission, solution_sources
+from autograder.inprocess import load, run_check
+
+NAME = "ps4_core"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cells(variant: str) -> list[tuple[dict, str]]:
+    if variant == "reference":
+        nb = make_submission(NAME, solution_sources(NAME, root=ROOT), root=ROOT)
+    elif variant == "untouched":
+        nb = make_submission(NAME, {}, root=ROOT)
+    elif variant.startswith("alt:"):
+        _, fills = ALTERNATIVES[variant[len("alt:"):]]
+        nb = make_submission(NAME, {**solution_sources(NAME, root=ROOT), **fills}, root=ROOT)
+    else:
+        nb = mutant_submission(NAME, variant, root=ROOT)
+    return [(c.metadata.get("nbgrader", {}), c.source + "\n")
+            for c in nb.cells if c.cell_type == "code"]
+
+
+def grade(variant: str, seed: int) -> dict:
+    ns: dict = {"__name__": "__main__"}
+    cell_errors, visible_failures = [], []
+    for meta, source in cells(variant):
+        test_cell = meta.get("grade") and not meta.get("solution")
+        if test_cell:
+            if variant == "reference" or variant.startswith("alt:"):
+                try:
+                    visible = compile(source, meta["grade_id"], "exec")
+                    exec(visible, dict(ns))  # noqa: S102 - our own notebook's test cell
+                except Exception as err:  # noqa: BLE001 - reported, not raised
+                    visible_failures.append(f"{meta['grade_id']}: {type(err).__name__}: {err}")
+            continue
+        try:
+            exec(compile(source, meta.get("grade_id", "?"), "exec"), ns)  # noqa: S102 - trusted
+        except Exception as err:  # noqa: BLE001 - a wrong solution may raise anything
+            cell_errors.append(f"{meta.get('grade_id')}: {type(err).__name__}: {err}")
+    assignment, probes = load(NAME)
+    checks = []
+    for check in assignment.checks:
+        verdict, _ = run_check(check, probes, ns, seed)
+        checks.append({"id": check.id, "task": check.task, "grade_cell": check.grade_cell,
+                       "max_points": check.points, "points": check.points * verdict.passed,
+                       "passed": verdict.passed, "message": verdict.message,
+                       "blame": check.blame})
+    return {"cell_errors": cell_errors, "visible_failures": visible_failures, "checks": checks}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("variants", nargs="+")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    json.dump({v: grade(v, args.seed) for v in args.variants}, sys.stdout, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
