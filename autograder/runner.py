@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder import sandbox
+from autograder import policy, sandbox, submission
 from autograder.channel import Channel, ChannelError
 from autograder.normalise import Notebook, NotebookError, normalise
 from autograder.spec import Assignment, Check, Outcome, Verdict
@@ -95,7 +95,8 @@ def grade_notebook(student_id: str, path: Path | None, problem: str = "") -> dic
     try:
         if path is None:
             raise NotebookError(problem)
-        notebook = normalise(path.read_bytes(), _state["config"].release_cells)
+        data = submission.read(path)
+        notebook = policy.apply(normalise(data, _state["config"].release_cells), assignment)
     except (NotebookError, OSError) as err:
         result.update(status="error", message=str(err))
         for check in assignment.checks:
@@ -113,7 +114,7 @@ def grade_notebook(student_id: str, path: Path | None, problem: str = "") -> dic
             result["tests"][check.id] = _gpu_not_run(check)
             continue
         groups.setdefault(tuple(check.jax_config), []).append(check)
-    session = _Session(student_id, path.name, path.read_bytes(), notebook, result, started)
+    session = _Session(student_id, path.name, data, notebook, result, started)
     for jax_config, checks in groups.items():
         session.run_group(jax_config, checks)
     result["seconds"] = time.monotonic() - started
@@ -272,6 +273,7 @@ class _Session:
             "cells": self.notebook.code_to_run, "skip": sorted(self.skip),
             "jax_config": list(jax_config), "probes": _state["probes"],
             "own_primitives": list(assignment.extra.get("own_primitives", ())),
+            "allowed_imports": list(policy.allowed_imports(assignment)),
             "limits": limits, "hide": self.config.hide, "keep": self.config.keep,
             "notebook_name": self.notebook_name, "notebook_bytes": self.data,
         }

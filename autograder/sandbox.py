@@ -38,6 +38,7 @@ import numpy as np  # noqa: F401  (warm import for the fork server)
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
+from autograder import cellguard, syscalls
 from autograder.channel import Channel
 from autograder.guard import Guard
 from autograder.plain import to_plain
@@ -96,6 +97,7 @@ def child_main(sock: socket.socket, secret: bytes, job: dict) -> None:
         os._exit(min(code, SIGNAL_BASE - 1) if code >= 0 else SIGNAL_BASE - code)
     try:
         isolation += _confine(job, scratch, uid, namespaced=namespaced)
+        isolation += syscalls.install()  # last wall: after the sandbox's own set-up (issue 11)
         _harness(chan, job, isolation)
     except BaseException as err:  # noqa: BLE001 - the grader reports it; nothing else to do
         _fatal(chan, err)
@@ -294,6 +296,7 @@ def _harness(chan: Channel, job: dict, isolation: list[str]) -> None:
     config.HistoryManager.enabled = False
     shell = InteractiveShell(config=config)
     shell.colors = "nocolor"
+    cellguard.install(shell.user_ns, tuple(job.get("allowed_imports", cellguard.BASE_IMPORTS)))
     probes = sys.modules[job["probes"]]
     guard = Guard(tuple(job["own_primitives"]), extra_modules=(job["probes"],))
     chan.send({"hello": "; ".join(isolation)})
