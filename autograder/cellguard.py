@@ -268,7 +268,7 @@ class Guards:
         if isinstance(obj, types.ModuleType):
             raise PolicyError(f"changing module {obj.__name__!r} is not allowed")
         if isinstance(obj, type) and obj.__module__ != "__main__":
-            raise PolicyError(f"changing class {obj.__qualname__!r} is not allowed")
+            raise PolicyError(f"changing class {obj.__name__!r} is not allowed")
         return obj
 
     def setattr(self, obj: Any, name: Any, value: Any) -> None:
