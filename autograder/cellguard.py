@@ -64,6 +64,8 @@ DENIED_ATTRIBUTES = {
     ("numpy", "load"): "it can unpickle, which runs code",
     ("jax.numpy", "load"): "it can unpickle, which runs code",
     ("numpy.testing", "measure"): "it runs a string as code",
+    ("functools", "singledispatch"): "it evaluates annotations as code",
+    ("functools", "singledispatchmethod"): "it evaluates annotations as code",
 }
 # Builtins that run strings, reach namespaces or the interpreter: not in the cells' builtins.
 DENIED_BUILTINS = ("eval", "exec", "compile", "__import__", "globals", "locals", "vars", "open",
@@ -146,6 +148,9 @@ class Guards:
         self._wrap("functools", "update_wrapper", self._default_fields_only)
         self._wrap("functools", "wraps", self._default_fields_only)
         self._wrap("jax.debug", "print", self._checked_format)
+        for method in (str.format, str.format_map):  # str.format(fmt, ...): fmt is checked
+            label = f"str.{method.__name__}"
+            self.special[id(method)] = (method, self._checked_format(method, label))
 
     def _lookup(self, module: str, attr: str) -> Any:
         try:
@@ -212,7 +217,7 @@ class Guards:
                 raise PolicyError(f"{label}: {why}")
             return fn(fmt, *args, **kwargs)
 
-        guarded.__name__ = guarded.__qualname__ = "print"
+        guarded.__name__ = guarded.__qualname__ = label.rsplit(".", 1)[1]
         return guarded
 
     # -- the guards ------------------------------------------------------------------------------
@@ -238,7 +243,7 @@ class Guards:
             raise PolicyError(why)
         if isinstance(obj, types.ModuleType) and not module_allowed(obj.__name__, self.roots):
             raise PolicyError(f"module {obj.__name__!r} is not allowed in a cell")
-        if type(obj) is str and name in ("format", "format_map"):
+        if isinstance(obj, str) and name in ("format", "format_map"):
             why = format_refusal(obj)
             if why:
                 raise PolicyError(why)
@@ -312,8 +317,17 @@ class Guards:
         line: cells cannot name ``__builtins__`` or a denied builtin in the first place)."""
         safe = {k: v for k, v in vars(builtins).items() if k not in DENIED_BUILTINS}
         # Rewritten cells import through the guards and cannot name ``__import__``; the
-        # provided (trusted) cells share the namespace and import as usual.
-        safe.update(__import__=builtins.__import__, getattr=self.getattr, hasattr=self.hasattr,
+        # provided (trusted) cells share the namespace: their imports may also reach the
+        # course's own package, nothing outside the list.
+        trusted = self.roots + ("jaxcourse",)
+
+        def provided_import(name: str, globals: Any = None, locals: Any = None,
+                            fromlist: Any = (), level: int = 0) -> Any:
+            if level or not module_allowed(name, trusted, imported=True):
+                raise PolicyError(f"import of {name!r} is not allowed")
+            return builtins.__import__(name, globals, locals, fromlist, level)
+
+        safe.update(__import__=provided_import, getattr=self.getattr, hasattr=self.hasattr,
                     setattr=self.setattr, delattr=self.delattr)
         return {
             "__builtins__": safe,

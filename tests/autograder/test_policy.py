@@ -267,6 +267,7 @@ HOSTILE = [
     ("import jax.ffi", "line 1: import of 'jax.ffi' is not allowed"),
     ("from numpy.lib.stride_tricks import as_strided", "line 1: import of 'numpy.lib."),
     ("from numpy import load", "line 1: import of 'numpy.load' is not allowed"),
+    ("from functools import singledispatch", "line 1: import of 'functools.singledispatch'"),
     ("import numpy as np\nnp.ctypeslib", "line 2: attribute 'ctypeslib' is not allowed"),
     ("import numpy as np\nnp.ones(2).ctypes", "line 2: attribute 'ctypes' is not allowed"),
     ("from operator import attrgetter", "line 1: import of 'attrgetter' is not allowed"),
@@ -340,6 +341,9 @@ RUNTIME = [
      "functools.update_wrapper with 'assigned' or 'updated' is not allowed"),
     ("import functools\nw = functools.wraps(print, updated=['x'])",
      "functools.wraps with 'assigned' or 'updated' is not allowed"),
+    ("fmt = '{0.' + '_' * 2 + 'class__}'\nstr.format(fmt, 1)", "str.format: format field"),
+    ("class S(str):\n    pass\nS('{0.' + '_' * 2 + 'class__}').format(1)", "format field"),
+    ("import functools\nf = functools.singledispatch", "functools.singledispatch is not allowed"),
     ("n = 'set' + 'trace'\nimport jax\ngetattr(jax, 'numpy')\nx = {n: 1}", None),
 ]
 
@@ -362,6 +366,10 @@ def test_guards_and_builtins_in_the_namespace():
     assert ns["__builtins__"]["getattr"] == ns["_getattr_"]
     with pytest.raises(PolicyError):
         ns["__builtins__"]["getattr"](1, "__class__")
+    # The provided (trusted) cells import through builtins: the list and the course's package.
+    exec("import jax.numpy\nfrom jaxcourse import autodidax", ns)  # noqa: S102
+    with pytest.raises(PolicyError, match="import of 'os' is not allowed"):
+        exec("import os", ns)  # noqa: S102
 
 
 # -- the stage: refused cells are not run, and say why ---------------------------------------
