@@ -53,6 +53,7 @@ ATTRIBUTE_BUILTINS = {"getattr": "_getattr_", "hasattr": "_hasattr_", "setattr":
 _GUARD_NAME = re.compile(r"_\w*_")  # _getattr_, _write_, ...: the guards' names
 _DUNDER = re.compile(r"__\w+__")
 _STUDENT_ROLES = ("solution", "student")
+_REFUSED = "not run: refused by the cell policy: "
 
 
 def allowed_imports(assignment: Any) -> tuple[str, ...]:
@@ -348,8 +349,17 @@ def apply(notebook: Notebook, assignment: Any) -> Notebook:
             shown = "; ".join(refusals[:5]) + (" ..." if len(refusals) > 5 else "")
             where = f"cell {cell.grade_id}" if cell.grade_id else "an added cell"
             notes.append(f"{where} was not run: the cell policy refused it ({shown})")
-            cells.append(replace(cell, run=False, note=f"not run: refused by the cell policy: "
-                                                       f"{shown}"))
+            cells.append(replace(cell, run=False, note=f"{_REFUSED}{shown}"))
         else:
             cells.append(replace(cell, code=code))
     return Notebook(tuple(cells), tuple(notes))
+
+
+def refusal_of_task(notebook: Notebook, task_id: str) -> str:
+    """For a failed check's message: why the task's cell did not run, when the policy refused
+    it (the solution cell's grade_id is the task id without the assignment's prefix)."""
+    grade_id = task_id.split(".", 1)[-1]
+    for cell in notebook.cells:
+        if cell.grade_id == grade_id and cell.note.startswith(_REFUSED):
+            return f" Your cell for this task was not run: {cell.note[len(_REFUSED):]}"
+    return ""

@@ -394,6 +394,7 @@ class _Session:
         task = assignment.task(check.task)
         blame = f" {check.blame}" if check.blame else ""
         message = f"[{task.id}] {why.rstrip('.')}.{blame}"
+        message += policy.refusal_of_task(self.notebook, task.id)
         self.result["tests"][check.id] = _entry(check, 0.0, "failed", message)
 
     def _note_tampering(self, when: str, names: list) -> None:

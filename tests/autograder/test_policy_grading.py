@@ -73,6 +73,10 @@ def test_refused_task_earns_what_a_missing_answer_earns(graded):
     result = read_result(graded["out"], "refused_impl")
     impl = [t for t in result["tests"] if t["name"].startswith("toy.impl")]
     assert impl and all(t["points"] == 0 for t in impl)
+    for test in (t for t in impl if t["status"] == "failed"):
+        assert test["message"].endswith(
+            "Your cell for this task was not run: line 3: attribute '__mul__' is not allowed "
+            "(names starting with '_')"), test
 
 
 def test_feedback_names_line_and_rule(graded):
