@@ -316,18 +316,10 @@ class Guards:
         """The names the rewritten cells call, and builtins without the denied ones (a second
         line: cells cannot name ``__builtins__`` or a denied builtin in the first place)."""
         safe = {k: v for k, v in vars(builtins).items() if k not in DENIED_BUILTINS}
-        # Rewritten cells import through the guards and cannot name ``__import__``; the
-        # provided (trusted) cells share the namespace: their imports may also reach the
-        # course's own package, nothing outside the list.
-        trusted = self.roots + ("jaxcourse",)
-
-        def provided_import(name: str, globals: Any = None, locals: Any = None,
-                            fromlist: Any = (), level: int = 0) -> Any:
-            if level or not module_allowed(name, trusted, imported=True):
-                raise PolicyError(f"import of {name!r} is not allowed")
-            return builtins.__import__(name, globals, locals, fromlist, level)
-
-        safe.update(__import__=provided_import, getattr=self.getattr, hasattr=self.hasattr,
+        # ``__import__`` stays the real one: rewritten cells import through the guards and cannot
+        # name it, the provided (trusted) cells share the namespace, and C code (NumPy formatting
+        # a bfloat16 dtype, say) imports through the builtins of the frame that called it.
+        safe.update(__import__=builtins.__import__, getattr=self.getattr, hasattr=self.hasattr,
                     setattr=self.setattr, delattr=self.delattr)
         return {
             "__builtins__": safe,

@@ -366,10 +366,17 @@ def test_guards_and_builtins_in_the_namespace():
     assert ns["__builtins__"]["getattr"] == ns["_getattr_"]
     with pytest.raises(PolicyError):
         ns["__builtins__"]["getattr"](1, "__class__")
-    # The provided (trusted) cells import through builtins: the list and the course's package.
-    exec("import jax.numpy\nfrom jaxcourse import autodidax", ns)  # noqa: S102
-    with pytest.raises(PolicyError, match="import of 'os' is not allowed"):
-        exec("import os", ns)  # noqa: S102
+
+
+
+def test_rule_raising_on_bfloat16_under_the_guards():
+    """C code imports through the builtins of the calling frame (formatting a bfloat16 dtype
+    does): the cells' builtins must let it, or a correct rule fails with a PolicyError."""
+    source = ("import jax\nimport jax.numpy as jnp\n"
+              "def describe(x):\n    return f'{x.dtype} {x.shape}'\n"
+              "text = describe(jnp.zeros(3, jnp.bfloat16))\n")
+    code, refusals = check_source(source, ROOTS)
+    assert refusals == [] and _run(code)["text"] == "bfloat16 (3,)"
 
 
 # -- the stage: refused cells are not run, and say why ---------------------------------------
