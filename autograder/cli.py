@@ -14,7 +14,8 @@ def _grade(args: argparse.Namespace) -> int:
     from autograder.grading import grade
 
     limits = Limits(cell_timeout_s=args.cell_timeout, notebook_timeout_s=args.notebook_timeout,
-                    memory_mb=args.memory_mb, namespaces=not args.no_namespaces)
+                    memory_mb=args.memory_mb, namespaces=not args.no_namespaces,
+                    cell_policy=not args.no_cell_policy)
     grade(assignment=args.assignment, submitted=args.submitted, out=args.out,
           workers=args.workers, db_url=args.db, root=args.root, package=args.package,
           seed=args.seed, limits=limits, progress=not args.no_progress)
@@ -56,6 +57,8 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--memory-mb", type=int, default=Limits.memory_mb)
     g.add_argument("--no-namespaces", action="store_true",
                    help="skip Linux namespaces (limits and the channel still apply)")
+    g.add_argument("--no-cell-policy", action="store_true",
+                   help="run student cells unchecked (only to test the OS walls behind the policy)")
     g.add_argument("--no-progress", action="store_true")
     g.set_defaults(func=_grade)
     r = sub.add_parser("release", help="regenerate assignments/ from solutions/")

@@ -30,6 +30,7 @@ class Cell:
     grade_id: str | None = None
     run: bool = False
     note: str = ""
+    code: str = ""  # what the sandbox runs when not the source itself (autograder.policy)
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class Notebook:
 
     @property
     def code_to_run(self) -> list[str]:
-        return [c.source for c in self.cells if c.run]
+        return [c.code or c.source for c in self.cells if c.run]
 
 
 def nbgrader_meta(cell: dict) -> dict:

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder import sandbox
+from autograder import policy, sandbox, submission
 from autograder.channel import Channel, ChannelError
 from autograder.guard import TRIPWIRE_KINDS
 from autograder.normalise import Notebook, NotebookError, normalise
@@ -61,6 +61,7 @@ class Limits:
     cell_output_chars: int = 20_000
     max_restarts: int = 3
     namespaces: bool = True
+    cell_policy: bool = True  # autograder.policy; off only to test the walls behind it
 
 
 @dataclass
@@ -297,7 +298,10 @@ def grade_notebook(student_id: str, path: Path | None, problem: str = "") -> dic
     try:
         if path is None:
             raise NotebookError(problem)
-        notebook = normalise(path.read_bytes(), _state["config"].release_cells)
+        data = submission.read(path)
+        notebook = normalise(data, _state["config"].release_cells)
+        if _state["config"].limits.cell_policy:
+            notebook = policy.apply(notebook, assignment)
     except (NotebookError, OSError) as err:
         result.update(status="error", message=str(err))
         for check in assignment.checks:
@@ -315,7 +319,7 @@ def grade_notebook(student_id: str, path: Path | None, problem: str = "") -> dic
             result["tests"][check.id] = _gpu_not_run(check)
             continue
         groups.setdefault(tuple(check.jax_config), []).append(check)
-    session = _Session(student_id, path.name, path.read_bytes(), notebook, result, started)
+    session = _Session(student_id, path.name, data, notebook, result, started)
     for jax_config, checks in groups.items():
         session.run_group(jax_config, checks)
     result["seconds"] = time.monotonic() - started
@@ -544,6 +548,8 @@ class _Session:
             "cells": self.notebook.code_to_run, "skip": sorted(self.skip),
             "jax_config": list(jax_config), "probes": _state["probes"],
             "own_primitives": list(assignment.extra.get("own_primitives", ())),
+            "allowed_imports": (list(policy.allowed_imports(assignment))
+                                if self.limits.cell_policy else None),
             "limits": limits, "hide": self.config.hide, "keep": self.config.keep,
             "notebook_name": self.notebook_name, "notebook_bytes": self.data,
         }
@@ -712,6 +718,7 @@ class _Session:
         task = assignment.task(check.task)
         blame = f" {check.blame}" if check.blame else ""
         message = f"[{task.id}] {why.rstrip('.')}.{blame}"
+        message += policy.refusal_of_task(self.notebook, task.id)
         self.result["tests"][check.id] = _entry(check, 0.0, "failed", message)
 
     def _tampering(self, who: str, names: list[str]) -> str:

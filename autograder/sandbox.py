@@ -57,6 +57,7 @@ import numpy as np  # noqa: F401  (warm import for the fork server)
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
+from autograder import cellguard, syscalls
 from autograder.channel import Channel
 from autograder.guard import Guard, install_tripwire, make_quiet_check
 from autograder.plain import to_plain
@@ -135,6 +136,7 @@ def child_main(sock: socket.socket, secret: bytes, job: dict) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
         isolation += _confine(job, scratch, uid, namespaced=namespaced)
+        isolation += syscalls.install()  # last wall: after the sandbox's own set-up (issue 11)
         _harness(chan, job, isolation)
     except BaseException as err:  # noqa: BLE001 - the grader reports it; nothing else to do
         _fatal(chan, err)
@@ -396,6 +398,8 @@ def _harness(chan: Channel, job: dict, isolation: list[str]) -> None:
     config.HistoryManager.enabled = False
     shell = InteractiveShell(config=config)
     shell.colors = "nocolor"
+    if job.get("allowed_imports") is not None:  # the cells were checked and rewritten
+        cellguard.install(shell.user_ns, tuple(job["allowed_imports"]))
     probes = sys.modules[job["probes"]]
     guard = Guard(tuple(job["own_primitives"]), extra_modules=(job["probes"],))
     # Bound now: what the cells do to the Guard class, this module or jax.config cannot reach

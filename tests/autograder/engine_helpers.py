@@ -16,8 +16,10 @@ if str(FIXTURES) not in sys.path:
     sys.path.insert(0, str(FIXTURES))
 
 # Short cell limit so the infinite-loop cases stay cheap; a fixed seed for reproducible inputs.
+# The hostile class tests the walls behind the cell policy, so its cells run unchecked
+# (tests/autograder/test_policy_grading.py grades with the policy on).
 GRADE_OPTIONS = ("--root", str(TOY_ROOT), "--package", "toygrader", "--seed", "engine-tests",
-                 "--cell-timeout", "10", "--workers", "2", "--no-progress")
+                 "--cell-timeout", "10", "--workers", "2", "--no-progress", "--no-cell-policy")
 
 
 def grade_args(submitted: Path, out: Path, *extra: str, assignment: str = "toy") -> list[str]:

@@ -5,7 +5,7 @@ it}). Each must lose points on its own task (the solution cell's grade_id is the
 its ``ps3.`` prefix) and nowhere else; tests/assignments/test_ps3_pitfalls.py checks both.
 DEMO: the mutants that the demo class hands in.
 ALTERNATIVES: correct fixes written differently from the reference (scan, while_loop,
-register_dataclass, tanh, timeit, ...), same format; each must earn every point of its task, so
+register_dataclass, tanh, monotonic clock, ...), same format; each must earn every point of its task, so
 the checks do not demand the reference's exact form.
 """
 
@@ -339,16 +339,16 @@ def safe_log(x):
 def smooth_step(x, temperature):
     return 0.5 * (1 + jnp.tanh(x / (2 * temperature)))
 '''},
-        "bench_timeit_median": {"benchmark": '''
-import timeit
+        "bench_monotonic_median": {"benchmark": '''
+import time
 def benchmark(f, *args, repeats=5):
     args = [jax.device_put(a) for a in args]
     f(*args).block_until_ready()
     times = []
     for _ in range(repeats):
-        t0 = timeit.default_timer()
+        t0 = time.monotonic()
         f(*args).block_until_ready()
-        times.append(timeit.default_timer() - t0)
+        times.append(time.monotonic() - t0)
     return float(np.median(times))
 '''},
         "bench_block_last": {"benchmark": '''

@@ -1,0 +1,337 @@
+"""The cell policy's runtime half: the guards that approved student code calls as it runs.
+
+The grader (autograder.policy) checks each student cell before it runs and rewrites what it
+cannot decide statically into calls of these guards: every attribute read goes through
+``_getattr_``, every subscript read through ``_getitem_``, every attribute or item write through
+``_write_``, every import through ``_import_``/``_import_from_``, and ``getattr``/``setattr``/
+``hasattr``/``delattr`` with a literal name through their guarded twins. :func:`install` puts
+them in the namespace the cells run in, with builtins that hold no way to run a string as code.
+
+What the guards add to the static check: no module object outside the allow-list is ever
+handed to student code or usable by it (``typing.sys``, a module found in some library's
+globals), a few library functions that run strings as code, unpickle, load native code or read
+attributes by name are refused or wrapped, and ``str.format`` fields cannot reach attributes
+starting with ``_``.
+
+Imported by the sandbox (fork server preload); holds no grader state, no answer and no key.
+"""
+
+from __future__ import annotations
+
+import _string
+import builtins
+import importlib
+import string
+import types
+from collections.abc import Callable
+from typing import Any
+
+# Importable by every assignment; an assignment adds more in checks.py, extra["allowed_imports"].
+BASE_IMPORTS = ("jax", "numpy", "math", "functools", "itertools", "operator", "collections",
+                "dataclasses", "typing")
+# Reached through jax's public API (``mlir.ir``, the StableHLO dialect) though named jaxlib:
+# usable when handed over by jax, never imported by name.
+REEXPORTED = ("jaxlib.mlir",)
+# Subtrees of allowed packages that load native code, unpickle, run strings or read memory.
+DENIED_MODULES = (
+    "jax.ffi", "jax.extend.ffi", "jax.lib", "jax.tools", "jax.experimental.serialize_executable",
+    "jax.experimental.jax2tf", "jaxlib.mlir.execution_engine",
+    "numpy.lib", "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing.extbuild",
+)
+# Attribute names refused on every object: they reach frames, native memory or run code.
+DENIED_NAMES = {
+    "ctypes": "it reaches native memory",
+    "ctypeslib": "it reaches native memory",
+    "attrgetter": "it reads attributes by computed name",
+    "methodcaller": "it calls methods by computed name",
+    "settrace": "it hooks the interpreter",
+    "setprofile": "it hooks the interpreter",
+    "get_type_hints": "it evaluates strings as code",
+    "ForwardRef": "it evaluates strings as code",
+    "tb_frame": "it reaches interpreter frames", "tb_next": "it reaches interpreter frames",
+    "f_back": "it reaches interpreter frames", "f_builtins": "it reaches interpreter frames",
+    "f_code": "it reaches interpreter frames", "f_globals": "it reaches interpreter frames",
+    "f_locals": "it reaches interpreter frames", "f_trace": "it reaches interpreter frames",
+    "f_generator": "it reaches interpreter frames", "co_code": "it reaches interpreter frames",
+    "gi_frame": "it reaches interpreter frames", "gi_code": "it reaches interpreter frames",
+    "gi_yieldfrom": "it reaches interpreter frames", "cr_frame": "it reaches interpreter frames",
+    "cr_code": "it reaches interpreter frames", "cr_await": "it reaches interpreter frames",
+    "cr_origin": "it reaches interpreter frames", "ag_frame": "it reaches interpreter frames",
+    "ag_code": "it reaches interpreter frames", "ag_await": "it reaches interpreter frames",
+}
+# (module, attribute) refused although the module is allowed.
+DENIED_ATTRIBUTES = {
+    ("numpy", "load"): "it can unpickle, which runs code",
+    ("jax.numpy", "load"): "it can unpickle, which runs code",
+    ("numpy.testing", "measure"): "it runs a string as code",
+    ("functools", "singledispatch"): "it evaluates annotations as code",
+    ("functools", "singledispatchmethod"): "it evaluates annotations as code",
+}
+# Builtins that run strings, reach namespaces or the interpreter: not in the cells' builtins.
+DENIED_BUILTINS = ("eval", "exec", "compile", "__import__", "globals", "locals", "vars", "open",
+                   "breakpoint", "input", "help", "getattr", "setattr", "delattr", "hasattr",
+                   "memoryview", "exit", "quit", "copyright", "credits", "license",
+                   "__loader__", "__spec__")
+
+
+class PolicyError(Exception):
+    """Student code did something the cell policy forbids (raised at run time)."""
+
+
+def module_allowed(name: str, roots: tuple[str, ...], *, imported: bool = False) -> bool:
+    """Whether student code may hold the module called ``name``; ``imported``: import it by
+    name (re-exported jaxlib modules are usable but never importable)."""
+    parts = name.split(".")
+    if any(p.startswith("_") for p in parts):
+        return False
+    if any(name == d or name.startswith(d + ".") for d in DENIED_MODULES):
+        return False
+    if parts[0] in roots:
+        return True
+    return not imported and any(name == r or name.startswith(r + ".") for r in REEXPORTED)
+
+
+def name_refusal(name: str) -> str | None:
+    """Why an attribute called ``name`` may not be read or written, or None."""
+    if name.startswith("_"):
+        return f"attribute {name!r} is not allowed (names starting with '_')"
+    if name in DENIED_NAMES:
+        return f"attribute {name!r} is not allowed ({DENIED_NAMES[name]})"
+    return None
+
+
+def format_refusal(text: str) -> str | None:
+    """Why a format string may not be used, or None: a field reading an attribute or an item
+    whose name starts with '_' (``"{0.__class__}"``)."""
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(text) if f]
+    except (ValueError, TypeError):
+        return None
+    for field in fields:
+        try:
+            _, rest = _string.formatter_field_name_split(field)  # the parser str.format uses
+            for _, key in rest:
+                if isinstance(key, str) and (key.startswith("_") or key in DENIED_NAMES):
+                    return (f"format field {field!r} is not allowed "
+                            f"(it reads {key!r}: names starting with '_')")
+        except (ValueError, TypeError):
+            return None
+    return None
+
+
+class Guards:
+    """The guard functions for one namespace, closed over the assignment's allowed imports."""
+
+    def __init__(self, roots: tuple[str, ...]):
+        self.roots = tuple(roots)
+        self.special: dict[int, tuple[Any, Any]] = {}  # id -> (object, refusal str | wrapper)
+        self._prepare()
+
+    # -- tables built once, in the sandbox, from the live library objects --------------------
+
+    def _prepare(self) -> None:
+        for (module, attr), why in DENIED_ATTRIBUTES.items():
+            self._deny(module, attr, f"{module}.{attr} is not allowed ({why})")
+        for name in ("operator.attrgetter", "operator.methodcaller", "typing.get_type_hints",
+                     "typing.ForwardRef"):
+            module, attr = name.rsplit(".", 1)
+            self._deny(module, attr, f"{name} is not allowed ({DENIED_NAMES[attr]})")
+        for fn in (getattr(builtins, n, None) for n in DENIED_BUILTINS):
+            if fn is not None and not isinstance(fn, (str, type(None))):
+                self.special[id(fn)] = (fn, "this builtin is not allowed")
+        own_class = self._own_class_only
+        for name in ("register_dataclass", "register_pytree_node", "register_pytree_node_class",
+                     "register_pytree_with_keys", "register_pytree_with_keys_class",
+                     "register_static"):
+            self._wrap("jax.tree_util", name, own_class)
+        self._wrap("jax.tree", "register_dataclass", own_class)
+        self._wrap("functools", "update_wrapper", self._default_fields_only)
+        self._wrap("functools", "wraps", self._default_fields_only)
+        self._wrap("jax.debug", "print", self._checked_format)
+        for method in (str.format, str.format_map):  # str.format(fmt, ...): fmt is checked
+            label = f"str.{method.__name__}"
+            self.special[id(method)] = (method, self._checked_format(method, label))
+
+    def _lookup(self, module: str, attr: str) -> Any:
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError):
+            return None
+
+    def _deny(self, module: str, attr: str, why: str) -> None:
+        obj = self._lookup(module, attr)
+        if obj is not None:
+            self.special[id(obj)] = (obj, why)
+
+    def _wrap(self, module: str, attr: str, make: Callable[[Any, str], Any]) -> None:
+        obj = self._lookup(module, attr)
+        if obj is not None and id(obj) not in self.special:
+            self.special[id(obj)] = (obj, make(obj, f"{module}.{attr}"))
+
+    @staticmethod
+    def _own_class_only(fn: Any, label: str) -> Any:
+        """Registering a type as a pytree makes JAX read its attributes by name: only for the
+        student's own classes, and only attributes the policy lets them read."""
+
+        def check(nodetype: Any, fields: Any) -> None:
+            if not isinstance(nodetype, type) or nodetype.__module__ != "__main__":
+                raise PolicyError(f"{label} is allowed only for classes your notebook defines")
+            for group in fields:
+                for name in group or ():
+                    if not isinstance(name, str) or name_refusal(name):
+                        raise PolicyError(f"{label}: field {name!r} is not allowed")
+
+        def guarded(nodetype: Any = None, *args: Any, **kwargs: Any) -> Any:
+            if nodetype is None:  # decorator with arguments, e.g. register_dataclass(data_fields=)
+                def decorate(cls: Any) -> Any:
+                    check(cls, (kwargs.get("data_fields"), kwargs.get("meta_fields")))
+                    return fn(cls, *args, **kwargs)
+                return decorate
+            check(nodetype, (kwargs.get("data_fields"), kwargs.get("meta_fields"),
+                             *[a for a in args if isinstance(a, (list, tuple))]))
+            return fn(nodetype, *args, **kwargs)
+
+        guarded.__name__ = guarded.__qualname__ = label.rsplit(".", 1)[1]
+        guarded.__doc__ = fn.__doc__
+        return guarded
+
+    @staticmethod
+    def _default_fields_only(fn: Any, label: str) -> Any:
+        """update_wrapper/wraps copy attributes named by ``assigned``/``updated``: only the
+        default ones (which JAX and functools rely on)."""
+
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            positional = 1 if label.endswith("wraps") else 2
+            if len(args) > positional or "assigned" in kwargs or "updated" in kwargs:
+                raise PolicyError(f"{label} with 'assigned' or 'updated' is not allowed")
+            return fn(*args, **kwargs)
+
+        guarded.__name__ = guarded.__qualname__ = label.rsplit(".", 1)[1]
+        return guarded
+
+    @staticmethod
+    def _checked_format(fn: Any, label: str) -> Any:
+        def guarded(fmt: Any, *args: Any, **kwargs: Any) -> Any:
+            why = format_refusal(fmt) if isinstance(fmt, str) else None
+            if why:
+                raise PolicyError(f"{label}: {why}")
+            return fn(fmt, *args, **kwargs)
+
+        guarded.__name__ = guarded.__qualname__ = label.rsplit(".", 1)[1]
+        return guarded
+
+    # -- the guards ------------------------------------------------------------------------------
+
+    def vet(self, value: Any) -> Any:
+        """What student code may receive: no forbidden module, function or builtin."""
+        if isinstance(value, types.ModuleType):
+            if not module_allowed(value.__name__, self.roots):
+                raise PolicyError(f"module {value.__name__!r} is not allowed in a cell")
+            return value
+        entry = self.special.get(id(value))
+        if entry is not None and entry[0] is value:
+            if isinstance(entry[1], str):
+                raise PolicyError(entry[1])
+            return entry[1]
+        return value
+
+    def getattr(self, obj: Any, name: Any, *default: Any) -> Any:
+        if type(name) is not str:
+            raise TypeError("attribute name must be a string")
+        why = name_refusal(name)
+        if why:
+            raise PolicyError(why)
+        if isinstance(obj, types.ModuleType) and not module_allowed(obj.__name__, self.roots):
+            raise PolicyError(f"module {obj.__name__!r} is not allowed in a cell")
+        if isinstance(obj, str) and name in ("format", "format_map"):
+            why = format_refusal(obj)
+            if why:
+                raise PolicyError(why)
+        try:
+            value = getattr(obj, name)
+        except AttributeError:
+            if default:
+                return default[0]
+            raise
+        return self.vet(value)
+
+    def hasattr(self, obj: Any, name: Any) -> bool:
+        try:
+            self.getattr(obj, name)
+        except AttributeError:
+            return False
+        return True
+
+    def getitem(self, obj: Any, key: Any) -> Any:
+        if type(key) is str and key.startswith("__"):
+            raise PolicyError(f"item {key!r} is not allowed (names starting with '__')")
+        return self.vet(obj[key])
+
+    def write(self, obj: Any) -> Any:
+        """The object an attribute or item assignment/deletion changes: never a module or a
+        class the notebook did not define."""
+        if isinstance(obj, types.ModuleType):
+            raise PolicyError(f"changing module {obj.__name__!r} is not allowed")
+        if isinstance(obj, type) and obj.__module__ != "__main__":
+            raise PolicyError(f"changing class {obj.__name__!r} is not allowed")
+        return obj
+
+    def setattr(self, obj: Any, name: Any, value: Any) -> None:
+        if type(name) is not str or name_refusal(name):
+            raise PolicyError(name_refusal(str(name)) or "attribute name must be a string")
+        setattr(self.write(obj), name, value)
+
+    def delattr(self, obj: Any, name: Any) -> None:
+        if type(name) is not str or name_refusal(name):
+            raise PolicyError(name_refusal(str(name)) or "attribute name must be a string")
+        delattr(self.write(obj), name)
+
+    def import_(self, name: str, top: bool) -> Any:
+        """``import a.b.c`` (binds ``a``, top=True) and ``import a.b.c as x`` (top=False)."""
+        if not module_allowed(name, self.roots, imported=True):
+            raise PolicyError(f"import of {name!r} is not allowed")
+        module = importlib.import_module(name)
+        return importlib.import_module(name.split(".")[0]) if top else module
+
+    def import_from(self, module: str, name: str) -> Any:
+        if not module_allowed(module, self.roots, imported=True):
+            raise PolicyError(f"import of {module!r} is not allowed")
+        parent = importlib.import_module(module)
+        why = name_refusal(name)
+        if why:
+            raise PolicyError(why)
+        try:
+            value = getattr(parent, name)
+        except AttributeError:
+            full = f"{module}.{name}"
+            if not module_allowed(full, self.roots, imported=True):
+                raise PolicyError(f"import of {full!r} is not allowed") from None
+            try:
+                value = importlib.import_module(full)
+            except ImportError:
+                raise ImportError(f"cannot import name {name!r} from {module!r}") from None
+        return self.vet(value)
+
+    def namespace(self) -> dict[str, Any]:
+        """The names the rewritten cells call, and builtins without the denied ones (a second
+        line: cells cannot name ``__builtins__`` or a denied builtin in the first place)."""
+        safe = {k: v for k, v in vars(builtins).items() if k not in DENIED_BUILTINS}
+        # ``__import__`` stays the real one: rewritten cells import through the guards and cannot
+        # name it, the provided (trusted) cells share the namespace, and C code (NumPy formatting
+        # a bfloat16 dtype, say) imports through the builtins of the frame that called it.
+        safe.update(__import__=builtins.__import__, getattr=self.getattr, hasattr=self.hasattr,
+                    setattr=self.setattr, delattr=self.delattr)
+        return {
+            "__builtins__": safe,
+            "_getattr_": self.getattr, "_getitem_": self.getitem, "_write_": self.write,
+            "_hasattr_": self.hasattr, "_setattr_": self.setattr, "_delattr_": self.delattr,
+            "_import_": self.import_, "_import_from_": self.import_from,
+        }
+
+
+def install(user_ns: dict, roots: tuple[str, ...]) -> None:
+    """Make ``user_ns`` (the IPython namespace the cells run in) ready for rewritten cells:
+    the guards, restricted builtins, and no handle on the shell itself."""
+    for name in ("get_ipython", "exit", "quit"):
+        user_ns.pop(name, None)
+    user_ns.update(Guards(tuple(roots)).namespace())
