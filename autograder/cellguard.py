@@ -325,7 +325,7 @@ class Guards:
             "__builtins__": safe,
             "_getattr_": self.getattr, "_getitem_": self.getitem, "_write_": self.write,
             "_hasattr_": self.hasattr, "_setattr_": self.setattr, "_delattr_": self.delattr,
-            "_import_": self.import_, "_import_from_": self.import_from,
+            "_import_": self.import_, "_import_from_": self.import_from, "_slice_": slice,
         }
 
 

@@ -322,8 +322,30 @@ def check_source(source: str, roots: tuple[str, ...]) -> tuple[str | None, list[
                 seen.add((line, info))
                 messages.append(f"line {line}: {info}")
         return None, messages
+    tree = _SliceCalls().visit(tree)
     ast.fix_missing_locations(tree)
     return ast.unparse(tree), []
+
+
+class _SliceCalls(ast.NodeTransformer):
+    """RestrictedPython turns ``k[1:, ::-1]`` into ``_getitem_(k, <Slice>, ...)``, which compiles
+    from the tree but has no source form; the sandbox runs source, so each slice becomes
+    ``_slice_(lower, upper, step)`` (the builtin ``slice``, under a name the cell cannot take)."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "_getitem_" and len(node.args) == 2:
+            node.args[1] = self._index(node.args[1])
+        return node
+
+    def _index(self, index: ast.expr) -> ast.expr:
+        if isinstance(index, ast.Slice):
+            none = ast.Constant(None)
+            return _located(_call("_slice_", index.lower or none, index.upper or none,
+                                  index.step or none), index)
+        if isinstance(index, ast.Tuple):
+            index.elts = [self._index(e) for e in index.elts]
+        return index
 
 
 def _syntax_refusal(source: str, err: SyntaxError) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,9 @@ def _tables(attr: str) -> list[tuple[str, str, str]]:
     """(assignment, label, source) for every cell of every ``attr`` table (ALTERNATIVES,
     MUTANTS) found in the assignments' modules and in tests/assignments, whatever their names."""
     found = []
+    # Tables in tests/assignments are imported by module name, as pytest imports them there.
+    if str(ROOT / "tests" / "assignments") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tests" / "assignments"))
     files = sorted((ROOT / "autograder" / "assignments").glob("*/*.py"))
     files += sorted((ROOT / "tests" / "assignments").glob("*.py"))
     for path in files:
@@ -57,6 +61,8 @@ def _tables(attr: str) -> list[tuple[str, str, str]]:
         else:
             module = path.stem
         mod = importlib.import_module(module)
+        if not isinstance(getattr(mod, attr), dict):  # e.g. a list of test ids of that name
+            continue
         for label, source in _fills(getattr(mod, attr)).items():
             found.append((assignment, f"{path.name}:{label}", source))
     return found
