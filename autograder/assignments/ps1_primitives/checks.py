@@ -646,11 +646,11 @@ CHECKS = (
            vmap_cases(BOTH), expect_vmap, either_way("float32", calls="batching"), BATCH),
     _check("ps1.batch.out_axes", "ps1.batch", "test_batch", 1,
            "jax.vmap with out_axes 1 or -1 and mixed in_axes", "probe_vmap",
-           vmap_cases(MIXED, out_axes=(1, -1), ranks=(2, 3, 4)), expect_vmap,
+           vmap_cases(MIXED, out_axes=(1, -1), ranks=(2, 4)), expect_vmap,
            either_way("float32", calls="batching"), BATCH),
     _check("ps1.batch.nested", "ps1.batch", "test_batch", 1,
            "jax.vmap of jax.vmap with mixed in_axes at each level", "probe_vmap",
-           vmap_cases(MIXED, nested=True, ranks=(1, 2, 3)), expect_vmap,
+           vmap_cases(MIXED, nested=True, ranks=(1, 3)), expect_vmap,
            either_way("float32", calls="batching"), BATCH),
     _check("ps1.batch.edges", "ps1.batch", "test_batch", 1,
            "jax.vmap over a batch of one, along size-1, first and last axes", "probe_vmap",
@@ -666,7 +666,7 @@ CHECKS = (
            either_way("bfloat16", calls="batching"), BATCH),
     _check("ps1.batch.traced", "ps1.batch", "test_batch", 1,
            "traced jax.vmap: the rule works on tracers", "probe_vmap_traced",
-           vmap_cases(MIXED, ranks=(2, 3, 4)), expect_traced_vmap, judge_traced("batching"),
+           vmap_cases(MIXED, ranks=(2, 4)), expect_traced_vmap, judge_traced("batching"),
            BATCH),
 )
 
