@@ -267,12 +267,6 @@ mlir.register_lowering(weighted_sum_p, weighted_sum_lowering, platform="cuda")
     axis = axis % x.ndim
     others = [d for d in range(x.ndim) if d != axis]
     return None, np.tensordot(x, ct, axes=(others, list(range(np.ndim(ct)))))''')}),
-    "transpose_float32": ("the transpose rule accumulates w's cotangent in float32", {
-        "transpose": _transpose(TRANSPOSE_ZERO + "\n" + TRANSPOSE_X + '''
-    axis = axis % x.ndim
-    others = [d for d in range(x.ndim) if d != axis]
-    return None, jnp.tensordot(x, ct, axes=(others, list(range(ct.ndim))),
-                               preferred_element_type=jnp.float32)''')}),
     # ps1.batch ----------------------------------------------------------------------------------
     "batch_assumes_both_batched": ("the batching rule moves both batch axes, None included", {
         "batch": _batch(BATCH_HEAD + '''
@@ -337,18 +331,6 @@ TASK = {name: "ps1." + next(iter(cells)) for name, (_, cells) in MUTANTS.items()
 
 
 CORRECT: dict[str, tuple[str, dict[str, str]]] = {
-    "einsum_impl_lowering_w_first": (
-        "impl with np.einsum; lowering as dot_general(w, x)", {
-            "impl": _impl('''    x, w = np.asarray(x), np.asarray(w)
-    letters = "abcdefgh"[: x.ndim]
-    k = letters[axis]
-    return np.einsum(f"{letters},{k}->{letters.replace(k, '')}", x, w).astype(x.dtype)'''),
-            "lowering": _lowering('''    x_aval = ctx.avals_in[0]
-    dims = hlo.DotDimensionNumbers.get(
-        lhs_batching_dimensions=[], rhs_batching_dimensions=[],
-        lhs_contracting_dimensions=[0], rhs_contracting_dimensions=[axis % x_aval.ndim])
-    out_type = mlir.aval_to_ir_type(ctx.module_context, ctx.avals_out[0])
-    return [hlo.dot_general(out_type, w, x, dims)]''')}),
     "lowering_transpose_then_dot": (
         "lowering moves the axis last with stablehlo.transpose, then contracts it", {
             "lowering": _lowering('''    ndim = ctx.avals_in[0].ndim
