@@ -17,8 +17,8 @@ NAME = "ps1_primitives"
 def test_demo_class_layout(tmp_path):
     dest = demo_class(NAME, tmp_path / "submitted", root=ROOT)
     students = sorted(p.name for p in dest.iterdir())
-    assert students == sorted(["full", "untouched", "partial", "broken", "wrong_jvp_drops_zt",
-                               "wrong_batch_equal_axes", "wrong_lowering_cpu_only"])
+    assert students == sorted(["full", "untouched", "partial", "broken", "wrong_jvp_drops_w_term",
+                               "wrong_batch_axis_not_shifted", "wrong_lowering_cpu_only"])
     for student in students:
         path = dest / student / NAME / f"{NAME}.ipynb"
         assert path.is_file()

@@ -1,8 +1,11 @@
 """Hidden checks of ps1_primitives (grader side only; never imported in the student's process).
 
-Inputs are drawn at grading time from the generator the engine passes; expectations come from
-real JAX on ``x * y + z`` written with ``jax.numpy``. Checks are grouped by the test cell whose
-nbgrader points they make up, and each names the rule (task) it grades.
+The primitive is ``weighted_sum(x, w, *, axis)``, x's axis ``axis`` contracted with the 1-D w.
+Inputs are drawn at grading time from the generator the engine passes (seeded per student and
+check); expectations come from float64 NumPy (values) and ``jax.eval_shape`` of
+``jnp.tensordot`` (abstract values). Checks are grouped by the test cell
+whose nbgrader points they make up, and each grades one rule: see probes.py for how the probes
+keep the other rules out of the way.
 """
 
 from __future__ import annotations
@@ -16,22 +19,26 @@ from autograder.spec import Assignment, Check, Outcome, Task, Verdict
 
 NAME = "ps1_primitives"
 X64 = (("jax_enable_x64", True),)
-# float32 results of the same arithmetic in another order (XLA may fuse into an FMA).
-F32 = {"rtol": 1e-4, "atol": 1e-5}
-BF16 = {"rtol": 2e-2, "atol": 2e-2}
+# Tolerances per dtype: float32 sums in another order; float64 tight enough that a rule that
+# computes in float32 fails; bfloat16 keeps about three significant digits.
+TOLERANCE = {
+    "float32": {"rtol": 1e-4, "atol": 1e-5},
+    "float64": {"rtol": 1e-9, "atol": 1e-11},
+    "bfloat16": {"rtol": 5e-2, "atol": 1e-1},
+}
 
 TASKS = (
-    Task("ps1.impl", "multiply_add_impl, the impl rule"),
-    Task("ps1.abstract_eval", "multiply_add_abstract_eval, the abstract evaluation rule"),
-    Task("ps1.lowering", "multiply_add_lowering, the lowering rule (cpu and cuda)"),
-    Task("ps1.jvp", "multiply_add_value_and_jvp, the JVP rule"),
-    Task("ps1.transpose", "multiply_add_transpose, the transpose rule"),
-    Task("ps1.batch", "multiply_add_batch, the batching rule"),
+    Task("ps1.impl", "weighted_sum_impl, the impl rule"),
+    Task("ps1.abstract_eval", "weighted_sum_abstract_eval, the abstract evaluation rule"),
+    Task("ps1.lowering", "weighted_sum_lowering, the lowering rule (cpu and cuda)"),
+    Task("ps1.jvp", "weighted_sum_value_and_jvp, the JVP rule"),
+    Task("ps1.transpose", "weighted_sum_transpose, the transpose rule"),
+    Task("ps1.batch", "weighted_sum_batch, the batching rule"),
 )
 
 
-def multiply_add(x, y, z):
-    return jnp.asarray(x) * jnp.asarray(y) + jnp.asarray(z)
+def weighted_sum(x, w, axis):
+    return jnp.tensordot(jnp.asarray(x), jnp.asarray(w), axes=([axis], [0]))
 
 
 def _np(tree):
@@ -40,357 +47,408 @@ def _np(tree):
 
 # Inputs ------------------------------------------------------------------------------------------
 
-# Shapes come from a small fixed set while values stay random per student: a grader worker then
-# reuses the expectations it compiled for earlier students, and a student's process reuses what
-# one check compiled in the next. No dimension equals BATCH_SIZE or another dimension's size,
-# so a rule that mixes up axes cannot pass by coincidence.
-SHAPES = ((3,), (2, 3), (3, 2))
-BATCH_SIZE = 4  # the mapped axis' size under vmap
-DIAG_N = 3  # length of the vectors the transformation diagnostics use
+# Shapes come from a fixed menu while values and axes stay random per student: a grader worker then
+# reuses what it compiled for earlier students. Every rank the primitive allows up to 4, with
+# size-1 dimensions; no dimension is BATCH (or NESTED), so a rule that mixes up the batch axis
+# with another cannot pass by coincidence.
+SHAPES = {
+    1: ((3,), (5,), (1,)),
+    2: ((2, 3), (3, 1), (5, 2)),
+    3: ((2, 1, 3), (3, 2, 5)),
+    4: ((2, 3, 1, 5), (1, 2, 3, 5)),
+}
+BATCH = 4  # the mapped axis' size under vmap
+NESTED = 6  # the outer mapped axis' size under nested vmap
+DTYPES = {"float32": np.float32, "float64": np.float64, "bfloat16": jnp.bfloat16}
 
 
-def _shape(rng: np.random.Generator) -> list[int]:
-    return list(SHAPES[int(rng.integers(len(SHAPES)))])
+def _pick(rng: np.random.Generator, options):
+    return options[int(rng.integers(len(options)))]
 
 
-def _normal(rng: np.random.Generator, shape, dtype=np.float32) -> np.ndarray:
-    return rng.standard_normal(shape).astype(dtype)
+def _axes(rng: np.random.Generator, ranks) -> list[int]:
+    """One axis per rank, as many negative as positive ones (so each check sees both)."""
+    signs = rng.permutation([(-1) ** i for i in range(len(ranks))])
+    axes = []
+    for rank, sign in zip(ranks, signs):
+        axis = int(rng.integers(rank))
+        axes.append(axis if sign > 0 else axis - rank)
+    return axes
 
 
-def xyz(dtype=np.float32, *, tangents: bool = False, cotangent: bool = False):
+def _normal(rng: np.random.Generator, shape, dtype: str) -> np.ndarray:
+    return rng.standard_normal(shape).astype(DTYPES[dtype])
+
+
+def _case(rng, shape, axis: int, dtype: str) -> dict:
+    shape = tuple(shape)
+    return {"x": _normal(rng, shape, dtype), "w": _normal(rng, (shape[axis],), dtype),
+            "axis": axis}
+
+
+def _out_shape(shape, axis: int) -> list[int]:
+    axis %= len(shape)
+    return [int(n) for n in (*shape[:axis], *shape[axis + 1:])]
+
+
+def _pins(cases: list[dict], dtype: str) -> list:
+    """The result's abstract value for each (x, w, axis) signature a probe binds."""
+    return [[list(c["x"].shape), list(c["w"].shape), c["axis"], dtype,
+             _out_shape(c["x"].shape, c["axis"])] for c in cases]
+
+
+def _ranked_cases(rng, dtype: str, ranks=(1, 2, 3, 4)) -> list[dict]:
+    return [_case(rng, _pick(rng, SHAPES[r]), axis, dtype)
+            for r, axis in zip(ranks, _axes(rng, ranks))]
+
+
+# The edge cases: the contracted axis of size 1, the first axis, the last axis, rank 1 (a 0-d
+# result), each in its positive or negative spelling.
+EDGES = (((1,), 0), ((2, 1, 3), 1), ((3, 1), 1), ((1, 2, 3, 5), 0), ((2, 3, 1, 5), 3),
+         ((3, 2, 5), 0), ((5, 2), 1))
+
+
+def _edge_cases(rng, dtype: str, count: int = 4) -> list[dict]:
+    cases = []
+    for i in rng.permutation(len(EDGES))[:count]:
+        shape, axis = EDGES[int(i)]
+        cases.append(_case(rng, shape, axis - len(shape) * int(rng.integers(2)), dtype))
+    return cases
+
+
+def cases(dtype: str = "float32", *, edges: bool = False, extra=(), ranks=(1, 2, 3, 4)):
+    """Cases of weighted_sum; ``extra`` names further arrays: tangents, cotangents."""
     def make(rng: np.random.Generator) -> dict:
-        shape = _shape(rng)
-        names = ["x", "y", "z"] + (["tx", "ty", "tz"] if tangents else [])
-        names += ["ct", "w"] if cotangent else []
-        return {name: _normal(rng, shape, dtype) for name in names}
+        drawn = _edge_cases(rng, dtype) if edges else _ranked_cases(rng, dtype, ranks)
+        for c in drawn:
+            out = _out_shape(c["x"].shape, c["axis"])
+            for name in extra:
+                shape = {"xt": c["x"].shape, "wt": c["w"].shape, "ct": out}[name]
+                c[name] = _normal(rng, shape, dtype)
+        return {"cases": drawn, "pins": _pins(drawn, dtype), "dtype": dtype}
     return make
 
 
-def scalars(rng: np.random.Generator) -> dict:
-    # 0-d arrays rather than NumPy scalars: plain data is arrays and Python scalars.
-    a, b = _normal(rng, (2,))
-    return {"a": np.asarray(a), "b": np.asarray(b)}
-
-
-def static_scalars(rng: np.random.Generator) -> dict:
-    a, b = _normal(rng, (2,))
-    return {"a": float(a), "b": float(b)}
-
-
-def structs(dtype: str):
+def jvp_cases(dtype: str = "float32", *, wrt=("both",), edges: bool = False):
     def make(rng: np.random.Generator) -> dict:
-        shape = _shape(rng)
-        return {"shapes": [shape] * 3, "dtypes": [dtype] * 3}
+        inputs = cases(dtype, edges=edges, extra=("xt", "wt"))(rng)
+        for c in inputs["cases"]:
+            c["wrt"] = _pick(rng, wrt)
+        return inputs
     return make
 
 
-def mismatched_shapes(rng: np.random.Generator) -> dict:
-    shape = _shape(rng)
-    other = shape + [BATCH_SIZE]
-    shapes = [shape, shape, shape]
-    shapes[int(rng.integers(3))] = other
-    return {"shapes": shapes, "dtypes": ["float32"] * 3,
-            "good_shape": shape, "good_dtype": "float32"}
+def jvp_trace_cases(rng: np.random.Generator) -> dict:
+    """Both symbolic-zero layouts on each of two cases: the rule is traced four times."""
+    inputs = cases("float32", extra=("xt", "wt"), ranks=(2, 3))(rng)
+    inputs["cases"] = [{**c, "wrt": wrt} for c in inputs["cases"] for wrt in ("x", "w")]
+    return inputs
 
 
-def mismatched_dtypes(rng: np.random.Generator) -> dict:
-    dtypes = ["float32"] * 3
-    dtypes[int(rng.integers(3))] = str(rng.choice(["bfloat16", "float16", "int32"]))
-    shape = _shape(rng)
-    return {"shapes": [shape] * 3, "dtypes": dtypes, "good_shape": shape,
-            "good_dtype": "float32"}
-
-
-def lowering_inputs(platform: str):
+def transpose_cases(dtype: str = "float32", *, wrt=("x",), edges: bool = False,
+                    ranks=(1, 2, 3, 4)):
     def make(rng: np.random.Generator) -> dict:
-        return {**xyz()(rng), "platform": platform}
+        inputs = cases(dtype, edges=edges, extra=("ct",), ranks=ranks)(rng)
+        for c in inputs["cases"]:
+            c["wrt"] = _pick(rng, wrt)
+        return inputs
     return make
 
 
-def _batch_diag_inputs(rng: np.random.Generator) -> dict:
-    n, size = DIAG_N, BATCH_SIZE
-    xs = _normal(rng, (size, n))
-    return {"xs": xs, "xsT": np.ascontiguousarray(_normal(rng, (size, n)).T),
-            "c": _normal(rng, (n,)), "v": _normal(rng, (n,))}
+def chain_cases(rng: np.random.Generator) -> dict:
+    """x -> weighted_sum(weighted_sum(x, w, axis), v, 0) on rank 3 and 4: two transposes."""
+    drawn = _ranked_cases(rng, "float32", (3, 4))
+    pins = _pins(drawn, "float32")
+    for c in drawn:
+        mid = _out_shape(c["x"].shape, c["axis"])
+        c["v"] = _normal(rng, (mid[0],), "float32")
+        c["ct"] = _normal(rng, mid[1:], "float32")
+        c["wrt"] = "chain"
+        pins.append([mid, [mid[0]], 0, "float32", mid[1:]])
+    return {"cases": drawn, "pins": pins, "dtype": "float32"}
 
 
-def vmapped(patterns, *, jit: bool = False):
-    """Operands laid out for vmap with in_axes drawn from ``patterns``."""
+# Rejected calls: (x shape, w shape, axis), each wrong in one way.
+BAD_CALLS = (
+    ((2, 3), (2,), 1),  # w's length is x's size along another axis
+    ((2, 3), (2,), -1),
+    ((3, 2, 5), (3,), 1),
+    ((2, 3), (2, 3), 0),  # w is not 1-D
+    ((3,), (1, 3), 0),
+    ((2, 3), (3,), 2),  # the axis is out of range
+    ((2, 3), (2,), -3),
+    ((3, 2, 5), (5,), 3),
+)
+
+
+def rejected(kind: str):
     def make(rng: np.random.Generator) -> dict:
-        in_axes = list(patterns[int(rng.integers(len(patterns)))])
-        example, size = _shape(rng), BATCH_SIZE
-        arrays = {}
-        for name, axis in zip("xyz", in_axes):
-            shape = list(example)
-            if axis is not None:
-                shape.insert(axis, size)
-            arrays[name] = _normal(rng, shape)
-        return {**arrays, **_batch_diag_inputs(rng), "in_axes": in_axes, "jit": jit}
+        good = _ranked_cases(rng, "float32", (3,))[0]
+        good = {"x_shape": list(good["x"].shape), "w_shape": list(good["w"].shape),
+                "axis": good["axis"], "dtype": "float32"}
+        if kind == "dtype":
+            bad = []
+            for c in _ranked_cases(rng, "float32", (2, 3)):
+                other = _pick(rng, ("bfloat16", "float16", "int32"))
+                dtypes = ["float32", other] if rng.integers(2) else [other, "float32"]
+                bad.append({"x_shape": list(c["x"].shape), "w_shape": list(c["w"].shape),
+                            "axis": c["axis"], "x_dtype": dtypes[0], "w_dtype": dtypes[1]})
+        else:
+            # Each kind of mistake once, then one more of any kind.
+            chosen = [BAD_CALLS[int(rng.integers(3))], BAD_CALLS[3 + int(rng.integers(2))],
+                      BAD_CALLS[5 + int(rng.integers(3))], _pick(rng, BAD_CALLS)]
+            bad = [{"x_shape": list(xs), "w_shape": list(ws), "axis": axis,
+                    "x_dtype": "float32", "w_dtype": "float32"} for xs, ws, axis in chosen]
+        return {"good": good, "cases": bad}
     return make
 
 
-def transform_inputs(rng: np.random.Generator) -> dict:
-    diag = _batch_diag_inputs(rng)
-    size, n = diag["xs"].shape
-    return {**diag, "ys": _normal(rng, (size, n)), "zs": _normal(rng, (size, n))}
+def struct_cases(dtype: str, *, edges: bool = False):
+    def make(rng: np.random.Generator) -> dict:
+        drawn = _edge_cases(rng, dtype) if edges else _ranked_cases(rng, dtype)
+        return {"cases": [{"x_shape": list(c["x"].shape), "w_shape": list(c["w"].shape),
+                           "axis": c["axis"], "dtype": dtype} for c in drawn]}
+    return make
+
+
+def lowering_inputs(platform: str, dtype: str = "float32"):
+    def make(rng: np.random.Generator) -> dict:
+        inputs = cases(dtype, ranks=(2, 3))(rng)
+        return {**inputs, "platform": platform}
+    return make
+
+
+def _batched(rng, example, axis: int, dtype: str, in_axes, sizes) -> dict:
+    """One vmap case: ``in_axes`` and ``sizes`` per level of vmap, innermost first."""
+    shapes = {"x": list(example), "w": [example[axis]]}
+    for level_axes, size in zip(in_axes, sizes):
+        for name, at in zip("xw", level_axes):
+            if at is not None:
+                at = at if at >= 0 else len(shapes[name]) + 1 + at
+                shapes[name].insert(at, size)
+    return {"x": _normal(rng, shapes["x"], dtype), "w": _normal(rng, shapes["w"], dtype),
+            "axis": axis}
+
+
+# in_axes layouts for (x, w): x may be batched along 0, 1 or -1; w (2-D once batched) along
+# 0, 1 or -1; None marks an unbatched operand.
+X_ONLY = ((0, None), (1, None), (-1, None))
+W_ONLY = ((None, 0), (None, 1), (None, -1))
+BOTH = ((0, 0), (1, 0), (-1, 1), (0, -1), (1, 1), (-1, 0))
+MIXED = X_ONLY + W_ONLY + BOTH
+
+
+def vmap_cases(layouts, dtype: str = "float32", *, out_axes=(0,), nested: bool = False,
+               ranks=(1, 2, 3, 4), edges: bool = False, size: int = BATCH):
+    def make(rng: np.random.Generator) -> dict:
+        drawn = _edge_cases(rng, dtype) if edges else _ranked_cases(rng, dtype, ranks)
+        out = []
+        for c in drawn:
+            example, axis = c["x"].shape, c["axis"]
+            levels = [list(_pick(rng, layouts))] + ([list(_pick(rng, MIXED))] if nested else [])
+            sizes = [size, NESTED][: len(levels)]
+            case = _batched(rng, example, axis, dtype, levels, sizes)
+            rank = len(example)  # the result's rank once batched: rank - 1 + 1
+            outs = []
+            for level in range(len(levels)):
+                o = int(_pick(rng, out_axes))
+                outs.append(o if o < rank + level else rank + level - 1)
+            out.append({**case, "in_axes": levels, "out_axes": outs})
+        return {"cases": out, "dtype": dtype}
+    return make
 
 
 # Expectations ------------------------------------------------------------------------------------
 
-def expect_eval(inputs: dict):
-    return _np(multiply_add(inputs["x"], inputs["y"], inputs["z"]))
+# Values are computed in float64 with NumPy, then rounded to the operands' dtype: an oracle more
+# precise than any of the dtypes graded, and one that compiles nothing, so a grader worker spends
+# its time on the students' programs. Shapes and dtypes come from jax.eval_shape of jnp.tensordot.
+
+def _ws(x, w, axis: int) -> np.ndarray:
+    """weighted_sum in float64."""
+    return np.tensordot(np.asarray(x, np.float64), np.asarray(w, np.float64), axes=([axis], [0]))
 
 
-def _basics(args) -> dict:
-    """What the probes' ``eval`` and ``abstract`` diagnostics should have found."""
-    out = multiply_add(*args)
-    return {"eval": _np(out), "abstract": f"{out.dtype}{list(out.shape)}"}
+def _as(value: np.ndarray, like) -> np.ndarray:
+    return np.asarray(value).astype(np.asarray(like).dtype)
 
 
-def _xyz_basics(inputs: dict) -> dict:
-    return _basics([inputs[k] for k in "xyz"])
+def _eval(c: dict) -> np.ndarray:
+    return _as(_ws(c["x"], c["w"], c["axis"]), c["x"])
 
 
-def _vc_basics(inputs: dict) -> dict:
-    return _basics([inputs["v"], inputs["c"], inputs["v"]])
+def expect_eval(inputs: dict) -> list:
+    return [_eval(c) for c in inputs["cases"]]
 
 
-def expect_jit(inputs: dict) -> dict:
-    return {"main": expect_eval(inputs), "diag": _xyz_basics(inputs)}
+def expect_abstract_eval(inputs: dict) -> list:
+    found = []
+    for c in inputs["cases"]:
+        out = jax.eval_shape(lambda x, w, axis=c["axis"]: weighted_sum(x, w, axis),
+                             jax.ShapeDtypeStruct(tuple(c["x_shape"]), jnp.dtype(c["dtype"])),
+                             jax.ShapeDtypeStruct(tuple(c["w_shape"]), jnp.dtype(c["dtype"])))
+        found.append({"result": f"{out.dtype}{[int(n) for n in out.shape]}",
+                      "primitives": ["weighted_sum"]})
+    return found
 
 
-def expect_square_add(inputs: dict):
-    return _np(multiply_add(inputs["a"], inputs["a"], inputs["b"]))
-
-
-def expect_static(inputs: dict) -> dict:
-    a, b = np.float32(inputs["a"]), float(inputs["b"])
-    out = jax.jit(lambda a, b: a * a + b, static_argnums=1)(a, b)
-    return {"main": _np(out), "diag": _basics([a, a, np.float32(b)])}
-
-
-def expect_abstract_eval(inputs: dict) -> dict:
-    args = [jax.ShapeDtypeStruct(tuple(s), jnp.dtype(d))
-            for s, d in zip(inputs["shapes"], inputs["dtypes"])]
-    out = jax.eval_shape(multiply_add, *args)
-    return {"shape": [int(n) for n in out.shape], "dtype": str(out.dtype),
-            "primitives": ["multiply_add"]}
+def expect_rejects(inputs: dict) -> dict:
+    good = inputs["good"]
+    out = _out_shape(good["x_shape"], good["axis"])
+    return {"matched": f"{good['dtype']}{out}", "errors": ["TypeError"] * len(inputs["cases"])}
 
 
 def expect_lowered_ops(inputs: dict) -> dict:
-    args = [inputs[k] for k in "xyz"]
-    text = jax.jit(multiply_add).trace(*args).lower(
-        lowering_platforms=(inputs["platform"],)).as_text()
-    return {"ops": [op for op in ("multiply", "add") if f"stablehlo.{op}" in text],
-            "callback": False}
+    return {"callback": False}
 
 
 def expect_gpu(inputs: dict) -> dict:
-    return {"value": expect_eval(inputs), "platform": "gpu"}
+    return {"values": expect_eval(inputs), "platforms": ["gpu"] * len(inputs["cases"])}
 
 
-def _primals_tangents(inputs: dict):
-    return (tuple(inputs[k] for k in "xyz"), tuple(inputs[k] for k in ("tx", "ty", "tz")))
+def _jvp_reference(c: dict) -> list:
+    x, w, xt, wt, axis = c["x"], c["w"], c["xt"], c["wt"], c["axis"]
+    terms = {"x": [_ws(xt, w, axis)], "w": [_ws(x, wt, axis)],
+             "both": [_ws(xt, w, axis), _ws(x, wt, axis)]}[c["wrt"]]
+    return [_eval(c), _as(sum(terms), x)]
 
 
-def _jvp_values(inputs: dict):
-    return _np(list(jax.jvp(multiply_add, *_primals_tangents(inputs))))
+def expect_jvp(inputs: dict) -> list:
+    return [_jvp_reference(c) for c in inputs["cases"]]
 
 
-def expect_jvp(inputs: dict) -> dict:
-    return {"main": _jvp_values(inputs), "diag": _xyz_basics(inputs)}
+def expect_jvp_counts(inputs: dict) -> dict:
+    # One application for the primal output and one per nonzero tangent: the tangent is linear
+    # in each operand through the primitive itself.
+    return {"counts": [2] * len(inputs["cases"])}
 
 
-def expect_jvp_symbolic_zeros(inputs: dict) -> dict:
-    x, y, z = (inputs[k] for k in "xyz")
-    tx, ty, tz = (inputs[k] for k in ("tx", "ty", "tz"))
-    return {"main": _np([
-        list(jax.jvp(lambda a: multiply_add(a, y, z), (x,), (tx,))),
-        list(jax.jvp(lambda b: multiply_add(x, b, z), (y,), (ty,))),
-        list(jax.jvp(lambda c: multiply_add(x, y, c), (z,), (tz,))),
-    ]), "diag": _xyz_basics(inputs)}
+def _transpose_x(ct, w, axis: int, ndim: int) -> np.ndarray:
+    """The cotangent of x: ct broadcast back along ``axis``, weighted by w."""
+    axis %= ndim
+    shape = [1] * ndim
+    shape[axis] = len(w)
+    return np.expand_dims(np.asarray(ct, np.float64), axis) * np.reshape(
+        np.asarray(w, np.float64), shape)
 
 
-def expect_jit_jvp(inputs: dict) -> dict:
-    jvp = _jvp_values(inputs)
-    return {"main": jvp,
-            "diag": {**_xyz_basics(inputs), "jvp": jvp, "jit": expect_eval(inputs)}}
+def _transpose_reference(c: dict) -> list:
+    x, w, ct, axis = c["x"], c["w"], c["ct"], c["axis"]
+    ndim = np.ndim(x)
+    if c["wrt"] == "x":
+        return [_as(_transpose_x(ct, w, axis, ndim), x)]
+    if c["wrt"] == "chain":
+        mid = _transpose_x(ct, c["v"], 0, ndim - 1)
+        return [_as(_transpose_x(mid, w, axis, ndim), x)]
+    others = [d for d in range(ndim) if d != axis % ndim]
+    ct_w = np.tensordot(np.asarray(x, np.float64), np.asarray(ct, np.float64),
+                        axes=(others, list(range(np.ndim(ct)))))
+    return [_as(ct_w, w)]
 
 
-def _transposes(inputs: dict) -> list:
-    x, y, z, ct = (inputs[k] for k in ("x", "y", "z", "ct"))
-    along_yz = jax.linear_transpose(lambda t, u: multiply_add(x, t, u), y, z)(ct)
-    along_xz = jax.linear_transpose(lambda t, u: multiply_add(t, y, u), x, z)(ct)
-    return _np([list(along_yz), list(along_xz)])
+def expect_transpose(inputs: dict) -> dict:
+    calls = sum(2 if c["wrt"] == "chain" else 1 for c in inputs["cases"])
+    return {"values": [_transpose_reference(c) for c in inputs["cases"]], "calls": calls}
 
 
-def expect_linear_transpose(inputs: dict) -> list:
-    return _transposes(inputs)
+def expect_traced_transpose(inputs: dict) -> dict:
+    return {"traced": "ok", "calls": len(inputs["cases"])}
 
 
-def _reverse_diag(inputs: dict) -> dict:
-    x, y, z, tx = (inputs[k] for k in ("x", "y", "z", "tx"))
-    along_yz, along_xz = _transposes(inputs)
-    return {
-        **_xyz_basics(inputs),
-        "jvp": _jvp_values(inputs),
-        "jvp_zeros": _np(list(jax.jvp(lambda a: multiply_add(a, y, z), (x,), (tx,)))),
-        "jvp_traced": "ok",
-        "transpose": along_yz + along_xz,
-    }
+def _np_vmap(f, in_axes, out_axes):
+    """jax.vmap's meaning, one element of the batch at a time."""
+    def mapped(*args):
+        size = next(np.shape(a)[d] for a, d in zip(args, in_axes) if d is not None)
+        outs = [f(*[a if d is None else np.take(a, i, axis=d) for a, d in zip(args, in_axes)])
+                for i in range(size)]
+        return np.stack(outs, axis=out_axes)
+    return mapped
 
 
-def _weighted(inputs: dict):
-    w = jnp.asarray(inputs["w"])
-    return lambda x, y, z: jnp.sum(multiply_add(x, y, z) * w)
-
-
-def expect_grad(inputs: dict) -> dict:
-    grads = jax.grad(_weighted(inputs), argnums=(0, 1, 2))(*(inputs[k] for k in "xyz"))
-    return {"main": _np(list(grads)), "diag": _reverse_diag(inputs)}
-
-
-def expect_jit_grad(inputs: dict) -> dict:
-    expected = expect_grad(inputs)
-    expected["diag"]["jit"] = expect_eval(inputs)
-    return expected
-
-
-def expect_value_and_grad(inputs: dict) -> dict:
-    value, grads = jax.value_and_grad(_weighted(inputs), argnums=(0, 1, 2))(
-        *(inputs[k] for k in "xyz"))
-    return {"main": _np([value, list(grads)]), "diag": _reverse_diag(inputs)}
-
-
-def expect_check_grads(inputs: dict) -> dict:
-    return {"main": "ok", "diag": _reverse_diag(inputs)}
-
-
-def _batch_diag(inputs: dict) -> dict:
-    xs, c, xs_t = inputs["xs"], inputs["c"], inputs["xsT"]
-    return _vc_basics(inputs) | _np({
-        "vmap_equal": jax.vmap(multiply_add)(xs, xs, xs),
-        "vmap_unmapped": jax.vmap(multiply_add, in_axes=(0, None, 0))(xs, c, xs),
-        "vmap_mixed": jax.vmap(multiply_add, in_axes=(0, None, 1))(xs, c, xs_t),
-    })
+def _vmap_reference(c: dict) -> np.ndarray:
+    f = lambda x, w, axis=c["axis"]: _ws(x, w, axis)
+    for in_axes, out_axes in zip(c["in_axes"], c["out_axes"]):
+        f = _np_vmap(f, tuple(in_axes), out_axes)
+    return _as(f(c["x"], c["w"]), c["x"])
 
 
 def expect_vmap(inputs: dict) -> dict:
-    out = jax.vmap(multiply_add, in_axes=tuple(inputs["in_axes"]))(*(inputs[k] for k in "xyz"))
-    diag = _batch_diag(inputs)
-    if inputs["jit"]:
-        diag["jit"] = diag["eval"]
-    return {"main": _np(out), "diag": diag}
+    return {"values": [_vmap_reference(c) for c in inputs["cases"]],
+            "calls": len(inputs["cases"])}
 
 
-def _transform_diag(inputs: dict) -> dict:
-    v, c = inputs["v"], inputs["c"]
-    return {
-        "jvp": _np(list(jax.jvp(multiply_add, (v, c, v), (c, v, v)))),
-        "jvp_zeros": _np(list(jax.jvp(lambda u: multiply_add(u, c, u), (v,), (c,)))),
-        "jvp_traced": "ok",
-        "grad": _np(jax.grad(lambda u: jnp.sum(multiply_add(u, u, c) * u))(v)),
-        **_batch_diag(inputs),
-    }
-
-
-def expect_vmap_grad(inputs: dict) -> dict:
-    per_row = jax.vmap(jax.grad(lambda a, b, c: jnp.sum(multiply_add(a, b, c) * jnp.sin(a)),
-                                argnums=(0, 1, 2)))
-    out = per_row(inputs["xs"], inputs["ys"], inputs["zs"])
-    return {"main": _np(list(out)), "diag": _transform_diag(inputs)}
-
-
-def expect_jacobian(transform):
-    def expect(inputs: dict) -> dict:
-        c = inputs["c"]
-        out = transform(lambda u: multiply_add(u, c, u))(inputs["v"])
-        return {"main": _np(out), "diag": _transform_diag(inputs)}
-    return expect
-
-
-def expect_hessian(inputs: dict) -> dict:
-    c = inputs["c"]
-    out = jax.hessian(lambda u: jnp.sum(multiply_add(u, u, c) * u))(inputs["v"])
-    return {"main": _np(out), "diag": _transform_diag(inputs)}
+def expect_traced_vmap(inputs: dict) -> dict:
+    return {"traced": "ok", "calls": len(inputs["cases"])}
 
 
 # Judges ------------------------------------------------------------------------------------------
 
-def close(**tolerance):
-    return lambda expected, outcome: judge.close(expected, outcome, **tolerance)
+def close(dtype: str):
+    return lambda expected, outcome: judge.close(expected, outcome, **TOLERANCE[dtype])
 
 
-def _attempt_problem(expected, attempt, tolerance: dict) -> str | None:
-    """What is wrong with one attempt of a composite probe, or None when it is right."""
+def _attempt_problem(expected, attempt, dtype: str) -> str | None:
+    """What is wrong with one attempt, or None when it is right."""
     if type(attempt) is not dict or set(attempt) != {"value", "error"}:
         return "the probe's result is malformed"
     if attempt["error"] is not None:
         return f"raised {attempt['error']}"
-    if isinstance(expected, str):
-        value = attempt["value"]
-        if type(value) is str and value == expected:
-            return None
-        return f"failed with {value}" if type(value) is str else "the probe's result is malformed"
-    verdict = judge.close(expected, Outcome(value=attempt["value"]), **tolerance)
+    verdict = judge.close(expected, Outcome(value=attempt["value"]), **TOLERANCE[dtype])
     return None if verdict.passed else verdict.message
 
 
-def composite(hints: tuple[tuple[str, str], ...], default: str, **tolerance):
-    """Judge the main attempt; on failure, the first failing diagnostic says which rule to blame."""
-    tolerance = tolerance or F32
-
-    def judge_composite(expected: dict, outcome: Outcome) -> Verdict:
+def either_way(dtype: str, *, calls: str = ""):
+    """Right when the transformation is right evaluated eagerly (through the impl rule) or under
+    jit (through the abstract evaluation and lowering rules), so that a mistake in those rules
+    costs no points here; ``calls`` names the rule whose calls the probe counted, if any."""
+    def judge_either(expected, outcome: Outcome) -> Verdict:
         if failed := judge.raised(outcome):
             return failed
         got = outcome.value
-        if type(got) is not dict or type(got.get("diag")) is not dict:
+        if type(got) is not dict or not {"eager", "jit"} <= set(got):
             return Verdict(False, "the probe's result is malformed")
-        problem = _attempt_problem(expected["main"], got.get("main"), tolerance)
-        if problem is None:
-            return Verdict(True)
-        for key, hint in (*BASIC_HINTS, *hints):
-            if _attempt_problem(expected["diag"][key], got["diag"].get(key), tolerance):
-                return Verdict(False, f"{problem}; {hint}")
-        return Verdict(False, f"{problem}; {default.rstrip('.')}")
+        values = expected["values"] if calls else expected
+        eager = _attempt_problem(values, got["eager"], dtype)
+        if eager is not None and _attempt_problem(values, got["jit"], dtype) is not None:
+            return Verdict(False, eager)
+        if calls and (type(got.get("calls")) is not int or got["calls"] < 1):
+            return Verdict(False, f"the {calls} rule registered for weighted_sum_p was never "
+                                  "called, so these points cannot be earned")
+        return Verdict(True)
+    return judge_either
 
-    return judge_composite
 
-
-def judge_abstract_eval(expected: dict, outcome: Outcome) -> Verdict:
+def judge_abstract_eval(expected: list, outcome: Outcome) -> Verdict:
     if failed := judge.raised(outcome):
         return failed
     got = outcome.value
-    if type(got) is not dict or set(got) != set(expected):
+    if type(got) is not list or len(got) != len(expected):
         return Verdict(False, "the probe's result is malformed")
-    if got["primitives"] != expected["primitives"]:
-        return Verdict(False, "the traced program is not one application of multiply_add")
-    if got["shape"] != expected["shape"]:
-        return Verdict(False, "the result's shape is not the operands' shape")
-    if got["dtype"] != expected["dtype"]:
-        return Verdict(False, f"the result's dtype is {got['dtype']}, not the operands' dtype")
+    for g, e in zip(got, expected):
+        if type(g) is not dict or set(g) != set(e):
+            return Verdict(False, "the probe's result is malformed")
+        if g["primitives"] != e["primitives"]:
+            return Verdict(False, "the traced program is not one application of weighted_sum")
+        if g["result"] != e["result"]:
+            return Verdict(False, f"the result's abstract value is {g['result']}, which is not "
+                                  "x's shape without the axis `axis` and x's dtype")
     return Verdict(True)
-
-
-def expect_rejects(inputs: dict) -> dict:
-    good = jax.ShapeDtypeStruct(tuple(inputs["good_shape"]), jnp.dtype(inputs["good_dtype"]))
-    out = jax.eval_shape(multiply_add, good, good, good)
-    return {"matched": f"{out.dtype}{list(out.shape)}", "error": "TypeError"}
 
 
 def judge_rejects(expected: dict, outcome: Outcome) -> Verdict:
     if failed := judge.raised(outcome):
         return failed
     got = outcome.value
-    if type(got) is not dict or set(got) != set(expected):
+    if type(got) is not dict or set(got) != set(expected) or type(got["errors"]) is not list:
         return Verdict(False, "the probe's result is malformed")
     if got["matched"] != expected["matched"]:
-        return Verdict(False, "well-formed operands get the wrong shape or dtype, so the error "
-                              "for mismatched ones cannot count")
-    if got["error"] is None:
-        return Verdict(False, "expected a TypeError, but nothing was raised")
-    if got["error"] != expected["error"]:
-        return Verdict(False, f"expected a TypeError, got {got['error']}")
+        return Verdict(False, "well-formed operands get the wrong shape or dtype, so the errors "
+                              "for ill-formed ones cannot count")
+    for error in got["errors"]:
+        if error is None:
+            return Verdict(False, "expected a TypeError, but nothing was raised")
+        if error != "TypeError":
+            return Verdict(False, f"expected a TypeError, got {error}")
     return Verdict(True)
 
 
@@ -402,11 +460,10 @@ def judge_lowered(expected: dict, outcome: Outcome) -> Verdict:
         return Verdict(False, "the probe's result is malformed")
     if "custom_call" in got["ops"] or got.get("callback") is not False:
         return Verdict(False, "the lowered module calls out of StableHLO (a custom_call or host "
-                              "callback) instead of doing the arithmetic in StableHLO")
-    missing = [op for op in expected["ops"] if op not in got["ops"]]
-    if missing:
-        return Verdict(False, f"the lowered module has no stablehlo.{missing[0]}, "
-                              "so it does not compute x * y + z")
+                              "callback) instead of computing in StableHLO")
+    if not {"dot_general", "reduce"} & set(got["ops"]):
+        return Verdict(False, "the lowered module has neither a stablehlo.dot_general nor a "
+                              "stablehlo.reduce, so it does not contract an axis")
     return Verdict(True)
 
 
@@ -414,46 +471,38 @@ def judge_gpu(expected: dict, outcome: Outcome) -> Verdict:
     if failed := judge.raised(outcome):
         return failed
     got = outcome.value
-    if type(got) is not dict or got.get("platform") != "gpu":
+    if type(got) is not dict or got.get("platforms") != expected["platforms"]:
         return Verdict(False, "the result did not stay on the GPU")
-    return judge.close(expected["value"], Outcome(value=got["value"]), **F32)
+    return judge.close(expected["values"], Outcome(value=got["values"]), **TOLERANCE["float32"])
 
 
-# Hints for composite checks, most basic rule first --------------------------------------------
+def judge_jvp_counts(expected: dict, outcome: Outcome) -> Verdict:
+    if failed := judge.raised(outcome):
+        return failed
+    got = outcome.value
+    if type(got) is not dict or type(got.get("counts")) is not list:
+        return Verdict(False, "the probe's result is malformed")
+    if any(type(n) is not int or n < e for n, e in zip(got["counts"], expected["counts"])):
+        return Verdict(False, "the tangent is not computed with weighted_sum itself (it takes "
+                              "one application for the output and one per nonzero tangent), so "
+                              "reverse mode would never call your transpose rule")
+    return Verdict(True)
 
-BASIC_HINTS = (
-    ("eval", "the eager result is wrong too, so fix the impl rule (ps1.impl) first"),
-    ("abstract", ("jax.eval_shape gives the wrong shape or dtype, so fix the abstract "
-                  "evaluation rule (ps1.abstract_eval) first")),
-)
 
-JVP_HINTS = (
-    ("jvp", "jax.jvp is wrong too, so fix the JVP rule (ps1.jvp) first"),
-    ("jvp_zeros", ("jax.jvp with a constant operand is wrong too, so fix how the JVP rule "
-                   "(ps1.jvp) handles ad.Zero tangents first")),
-    ("jvp_traced", ("the JVP rule fails on tracers (ps1.jvp): transformations call it with "
-                    "abstract tangents, so it must use the primitive or jax.numpy, not NumPy")),
-)
-REVERSE_HINTS = (
-    *JVP_HINTS,
-    ("transpose", "the transpose rule is wrong on its own (see the ps1.transpose.linear check)"),
-)
-JIT_HINT = ("jit", ("jit of the primitive alone is wrong, so the lowering rule (ps1.lowering) "
-                    "is at fault here"))
-BATCH_HINTS = (
-    ("vmap_equal", "vmap fails even with every operand batched along axis 0"),
-    ("vmap_unmapped", "the batching rule mishandles unbatched operands (batch axis None)"),
-    ("vmap_mixed", "the batching rule mishandles operands batched along different axes"),
-)
-TRANSFORM_HINTS = (
-    *JVP_HINTS,
-    ("grad", "jax.grad is wrong too, so fix reverse mode (ps1.transpose) first"),
-    *BATCH_HINTS,
-)
-TRANSFORM_DEFAULT = ("jvp, grad and plain vmap pass, so the batching rule is at fault for the mix "
-                     "of batch axes this transformation produces: it batches tangents or "
-                     "cotangents along one axis while the primal operands are unbatched or "
-                     "batched along another")
+def judge_traced(rule: str):
+    def judge_it(expected: dict, outcome: Outcome) -> Verdict:
+        if failed := judge.raised(outcome):
+            return Verdict(False, f"{failed.message}; transformations call the {rule} rule with "
+                                  "tracers, so it must use jax.numpy, jax.lax or the primitive, "
+                                  "never NumPy")
+        got = outcome.value
+        if type(got) is not dict or got.get("traced") != "ok":
+            return Verdict(False, "the probe's result is malformed")
+        if type(got.get("calls")) is not int or got["calls"] < 1:
+            return Verdict(False, f"the {rule} rule registered for weighted_sum_p was never "
+                                  "called, so these points cannot be earned")
+        return Verdict(True)
+    return judge_it
 
 
 # The checks --------------------------------------------------------------------------------------
@@ -465,143 +514,160 @@ def _check(check_id, task, cell, points, description, probe, make_inputs, expect
                  judge=judge_fn, blame=blame, **extra)
 
 
-IMPL = "the impl rule (multiply_add_impl) computes the eager result."
-ABSTRACT = "the abstract evaluation rule (multiply_add_abstract_eval) is at fault."
-LOWERING = "the lowering rule (multiply_add_lowering) is at fault."
-JVP = "the JVP rule (multiply_add_value_and_jvp) is at fault."
-TRANSPOSE = ("reverse mode runs the JVP rule, then the transpose rule (multiply_add_transpose) "
-             "backwards.")
-BATCH = "the batching rule (multiply_add_batch) is at fault."
-COMPOSED = ("this transformation vmaps over tangents or cotangents, so it calls the batching rule "
-            "(multiply_add_batch) with unbatched operands and differing batch axes.")
-
+IMPL = "the impl rule (weighted_sum_impl) computes the eager result."
+ABSTRACT = "the abstract evaluation rule (weighted_sum_abstract_eval) is at fault."
+REJECT = ("the abstract evaluation rule (weighted_sum_abstract_eval) must raise TypeError for "
+          "operands that do not fit.")
+LOWERING = ("the lowering rule (weighted_sum_lowering) is at fault (the result's type comes from "
+            "the grader here, not from your abstract evaluation rule).")
+JVP = ("the JVP rule (weighted_sum_value_and_jvp) is at fault (the result counts when it is "
+       "right either eagerly or under jit).")
+TRANSPOSE = ("the transpose rule (weighted_sum_transpose) is at fault: jax.linear_transpose calls "
+             "it directly, with x or with w as the linear operand.")
+BATCH = ("the batching rule (weighted_sum_batch) is at fault: jax.vmap calls it directly, with "
+         "either operand batched along any axis or unbatched (None).")
 CHECKS = (
     # ps1.impl: 6 points in test_impl
     _check("ps1.impl.float32", "ps1.impl", "test_impl", 3,
-           "eager multiply_add on float32 arrays", "probe_eval", xyz(), expect_eval,
-           close(**F32), IMPL),
-    _check("ps1.impl.bfloat16", "ps1.impl", "test_impl", 1,
-           "eager multiply_add on bfloat16 arrays keeps the dtype", "probe_eval",
-           xyz(jnp.bfloat16), expect_eval, close(**BF16), IMPL),
+           "eager weighted_sum on float32, ranks 1 to 4, positive and negative axes",
+           "probe_eval", cases("float32"), expect_eval, close("float32"), IMPL),
+    _check("ps1.impl.edges", "ps1.impl", "test_impl", 1,
+           "eager weighted_sum along a size-1 axis, the first or the last axis, and of a vector",
+           "probe_eval", cases("float32", edges=True), expect_eval, close("float32"), IMPL),
     _check("ps1.impl.float64", "ps1.impl", "test_impl", 1,
-           "eager multiply_add on float64 arrays (x64 enabled)", "probe_eval", xyz(np.float64),
-           expect_eval, close(), IMPL, jax_config=X64),
-    _check("ps1.impl.square_add", "ps1.impl", "test_impl", 1,
-           "eager square_add on scalars", "probe_square_add", scalars, expect_square_add,
-           close(**F32), IMPL),
+           "eager weighted_sum on float64 (x64 enabled), computed in float64", "probe_eval",
+           cases("float64"), expect_eval, close("float64"), IMPL, jax_config=X64),
+    _check("ps1.impl.bfloat16", "ps1.impl", "test_impl", 1,
+           "eager weighted_sum on bfloat16 keeps the dtype", "probe_eval", cases("bfloat16"),
+           expect_eval, close("bfloat16"), IMPL),
     # ps1.abstract_eval: 8 points in test_abstract_eval
     _check("ps1.abstract_eval.float32", "ps1.abstract_eval", "test_abstract_eval", 2,
-           "jax.eval_shape gives the operands' shape and dtype (float32)", "probe_abstract_eval",
-           structs("float32"), expect_abstract_eval, judge_abstract_eval, ABSTRACT),
+           "jax.eval_shape: x's shape without the axis, ranks 1 to 4, positive and negative axes",
+           "probe_abstract_eval", struct_cases("float32"), expect_abstract_eval,
+           judge_abstract_eval, ABSTRACT),
+    _check("ps1.abstract_eval.edges", "ps1.abstract_eval", "test_abstract_eval", 1,
+           "jax.eval_shape along a size-1 axis, the first or last axis, and of a vector",
+           "probe_abstract_eval", struct_cases("float32", edges=True), expect_abstract_eval,
+           judge_abstract_eval, ABSTRACT),
     _check("ps1.abstract_eval.float64", "ps1.abstract_eval", "test_abstract_eval", 1,
            "jax.eval_shape keeps float64 (x64 enabled)", "probe_abstract_eval",
-           structs("float64"), expect_abstract_eval, judge_abstract_eval, ABSTRACT,
+           struct_cases("float64"), expect_abstract_eval, judge_abstract_eval, ABSTRACT,
            jax_config=X64),
     _check("ps1.abstract_eval.bfloat16", "ps1.abstract_eval", "test_abstract_eval", 1,
-           "jax.eval_shape keeps bfloat16", "probe_abstract_eval", structs("bfloat16"),
+           "jax.eval_shape keeps bfloat16", "probe_abstract_eval", struct_cases("bfloat16"),
            expect_abstract_eval, judge_abstract_eval, ABSTRACT),
-    _check("ps1.abstract_eval.shape_mismatch", "ps1.abstract_eval", "test_abstract_eval", 2,
-           "operands of different shapes raise a TypeError", "probe_abstract_eval_rejects",
-           mismatched_shapes, expect_rejects, judge_rejects,
-           "the abstract evaluation rule must reject operands whose shapes differ."),
-    _check("ps1.abstract_eval.dtype_mismatch", "ps1.abstract_eval", "test_abstract_eval", 2,
-           "operands of different dtypes raise a TypeError", "probe_abstract_eval_rejects",
-           mismatched_dtypes, expect_rejects, judge_rejects,
-           "the abstract evaluation rule must reject operands whose dtypes differ."),
+    _check("ps1.abstract_eval.rejects_operands", "ps1.abstract_eval", "test_abstract_eval", 2,
+           "a w that does not fit x along the axis, a w that is not 1-D, and an axis out of "
+           "range raise TypeError", "probe_abstract_eval_rejects", rejected("shape"),
+           expect_rejects, judge_rejects, REJECT),
+    _check("ps1.abstract_eval.rejects_dtypes", "ps1.abstract_eval", "test_abstract_eval", 1,
+           "operands of different dtypes raise TypeError", "probe_abstract_eval_rejects",
+           rejected("dtype"), expect_rejects, judge_rejects, REJECT),
     # ps1.lowering: 10 points in test_lowering (2 of them only where a GPU exists)
-    _check("ps1.lowering.jit", "ps1.lowering", "test_lowering", 2,
-           "jax.jit of multiply_add on float32 arrays", "probe_jit", xyz(), expect_jit,
-           composite((), LOWERING), ""),
+    _check("ps1.lowering.jit", "ps1.lowering", "test_lowering", 3,
+           "jax.jit of weighted_sum on float32, ranks 1 to 4, positive and negative axes",
+           "probe_jit", cases("float32"), expect_eval, close("float32"), LOWERING),
     _check("ps1.lowering.float64", "ps1.lowering", "test_lowering", 1,
-           "jax.jit of multiply_add on float64 arrays (x64 enabled)", "probe_jit",
-           xyz(np.float64), expect_jit, composite((), LOWERING), "",
+           "jax.jit of weighted_sum on float64 (x64 enabled), computed in float64", "probe_jit",
+           cases("float64", ranks=(2, 3)), expect_eval, close("float64"), LOWERING,
            jax_config=X64),
-    _check("ps1.lowering.static_argnums", "ps1.lowering", "test_lowering", 1,
-           "jax.jit of square_add with a static second argument", "probe_jit_static",
-           static_scalars, expect_static, composite((), LOWERING), ""),
-    _check("ps1.lowering.cpu", "ps1.lowering", "test_lowering", 2,
-           "the CPU lowering is StableHLO multiply and add, with no host callback",
+    _check("ps1.lowering.bfloat16", "ps1.lowering", "test_lowering", 1,
+           "jax.jit of weighted_sum on bfloat16 along size-1, first and last axes", "probe_jit",
+           cases("bfloat16", edges=True), expect_eval, close("bfloat16"), LOWERING),
+    _check("ps1.lowering.cpu", "ps1.lowering", "test_lowering", 1,
+           "the CPU lowering contracts in StableHLO, with no host callback",
            "probe_lowered_ops", lowering_inputs("cpu"), expect_lowered_ops, judge_lowered,
            "the lowering rule registered for 'cpu' is at fault."),
     _check("ps1.lowering.cuda", "ps1.lowering", "test_lowering", 2,
-           "the cuda lowering (cross-platform, lowering_platforms=('cuda',)) is StableHLO "
-           "multiply and add", "probe_lowered_ops", lowering_inputs("cuda"), expect_lowered_ops,
+           "the cuda lowering (cross-platform, lowering_platforms=('cuda',)) contracts in "
+           "StableHLO", "probe_lowered_ops", lowering_inputs("cuda"), expect_lowered_ops,
            judge_lowered, "the lowering rule registered for 'cuda' is at fault: register it for "
            "'cuda' as well as 'cpu', built from StableHLO operations, which lower for any "
            "platform (a host callback does not)."),
     _check("ps1.lowering.gpu", "ps1.lowering", "test_lowering", 2,
-           "jax.jit of multiply_add runs on a GPU", "probe_gpu", xyz(), expect_gpu, judge_gpu,
-           "the lowering rule registered for 'cuda' is at fault.", needs_gpu=True),
+           "jax.jit of weighted_sum runs on a GPU", "probe_gpu", cases("float32", ranks=(2, 3)),
+           expect_gpu, judge_gpu, "the lowering rule registered for 'cuda' is at fault.",
+           needs_gpu=True),
     # ps1.jvp: 8 points in test_jvp
-    _check("ps1.jvp.eager", "ps1.jvp", "test_jvp", 3,
-           "jax.jvp with tangents for x, y and z", "probe_jvp", xyz(tangents=True),
-           expect_jvp, composite((), JVP), ""),
+    _check("ps1.jvp.both", "ps1.jvp", "test_jvp", 3,
+           "jax.jvp with tangents for x and w, ranks 1 to 4, positive and negative axes",
+           "probe_jvp", jvp_cases(), expect_jvp, either_way("float32"), JVP),
     _check("ps1.jvp.symbolic_zeros", "ps1.jvp", "test_jvp", 2,
-           "jax.jvp with respect to one operand at a time (the others get ad.Zero tangents)",
-           "probe_jvp_symbolic_zeros", xyz(tangents=True), expect_jvp_symbolic_zeros,
-           composite((), JVP + " Tangents of closed-over operands arrive as ad.Zero."), ""),
-    _check("ps1.jvp.jit", "ps1.jvp", "test_jvp", 3,
-           "jax.jit of jax.jvp", "probe_jit_jvp", xyz(tangents=True), expect_jit_jvp,
-           composite((JIT_HINT, ("jvp", "jax.jvp is wrong without jit too")),
-                     "the JVP rule works on concrete values but not under jit: it must be "
-                     "traceable (the primitive or jax.numpy, not NumPy)"), JVP),
+           "jax.jvp with respect to x alone or w alone (the other tangent arrives as ad.Zero)",
+           "probe_jvp", jvp_cases(wrt=("x", "w"), edges=True), expect_jvp, either_way("float32"),
+           JVP + " Tangents of closed-over operands arrive as ad.Zero."),
+    _check("ps1.jvp.float64", "ps1.jvp", "test_jvp", 1,
+           "jax.jvp on float64 (x64 enabled), computed in float64", "probe_jvp",
+           jvp_cases("float64", wrt=("both", "x", "w")), expect_jvp, either_way("float64"), JVP,
+           jax_config=X64),
+    _check("ps1.jvp.through_primitive", "ps1.jvp", "test_jvp", 2,
+           "traced jax.jvp: the rule traces (no NumPy on tracers) and computes each tangent "
+           "term with weighted_sum", "probe_jvp_traced", jvp_trace_cases, expect_jvp_counts,
+           judge_jvp_counts, "the JVP rule (weighted_sum_value_and_jvp) is at fault: under jit "
+           "its operands are tracers, and its tangent must go through weighted_sum."),
     # ps1.transpose: 10 points in test_transpose
-    _check("ps1.transpose.linear", "ps1.transpose", "test_transpose", 3,
-           "jax.linear_transpose of multiply_add with x constant, and with y constant",
-           "probe_linear_transpose", xyz(cotangent=True), expect_linear_transpose, close(**F32),
-           "the transpose rule (multiply_add_transpose) is at fault: either x or y may be the "
-           "constant operand, and each cotangent belongs to its own operand."),
-    _check("ps1.transpose.grad", "ps1.transpose", "test_transpose", 2,
-           "jax.grad with respect to x, y and z", "probe_grad",
-           xyz(tangents=True, cotangent=True), expect_grad,
-           composite(REVERSE_HINTS, "look at the transpose rule"), TRANSPOSE),
-    _check("ps1.transpose.jit_grad", "ps1.transpose", "test_transpose", 2,
-           "jax.jit of jax.grad", "probe_jit_grad", xyz(tangents=True, cotangent=True),
-           expect_jit_grad, composite((JIT_HINT, *REVERSE_HINTS), "look at the transpose rule"),
+    _check("ps1.transpose.x", "ps1.transpose", "test_transpose", 3,
+           "jax.linear_transpose with respect to x (the cotangent broadcast back along the "
+           "axis), ranks 1 to 4, positive and negative axes", "probe_transpose",
+           transpose_cases(), expect_transpose, either_way("float32", calls="transpose"),
            TRANSPOSE),
-    _check("ps1.transpose.value_and_grad", "ps1.transpose", "test_transpose", 1,
-           "jax.value_and_grad", "probe_value_and_grad", xyz(tangents=True, cotangent=True),
-           expect_value_and_grad, composite(REVERSE_HINTS, "look at the transpose rule"),
-           TRANSPOSE),
-    _check("ps1.transpose.check_grads", "ps1.transpose", "test_transpose", 2,
-           "jax.test_util.check_grads to order 2, forward and reverse (float64)",
-           "probe_check_grads", xyz(np.float64, tangents=True, cotangent=True),
-           expect_check_grads, composite(REVERSE_HINTS, "look at the transpose rule"),
-           TRANSPOSE, jax_config=X64),
+    _check("ps1.transpose.w", "ps1.transpose", "test_transpose", 3,
+           "jax.linear_transpose with respect to w (the cotangent contracted with x), ranks 1 "
+           "to 4, positive and negative axes", "probe_transpose", transpose_cases(wrt=("w",)),
+           expect_transpose, either_way("float32", calls="transpose"), TRANSPOSE),
+    _check("ps1.transpose.edges", "ps1.transpose", "test_transpose", 1,
+           "jax.linear_transpose along a size-1, first or last axis, and of a vector",
+           "probe_transpose", transpose_cases(wrt=("x", "w"), edges=True), expect_transpose,
+           either_way("float32", calls="transpose"), TRANSPOSE),
+    _check("ps1.transpose.float64", "ps1.transpose", "test_transpose", 1,
+           "jax.linear_transpose on float64 (x64 enabled), computed in float64",
+           "probe_transpose", transpose_cases("float64", wrt=("x", "w"), ranks=(2, 3, 4)),
+           expect_transpose, either_way("float64", calls="transpose"), TRANSPOSE,
+           jax_config=X64),
+    _check("ps1.transpose.chain", "ps1.transpose", "test_transpose", 1,
+           "jax.linear_transpose of two weighted_sums in a row (rank 3 and 4)",
+           "probe_transpose", chain_cases, expect_transpose,
+           either_way("float32", calls="transpose"), TRANSPOSE),
+    _check("ps1.transpose.traced", "ps1.transpose", "test_transpose", 1,
+           "traced jax.linear_transpose: the rule works on tracers", "probe_transpose_traced",
+           transpose_cases(wrt=("x", "w"), ranks=(2, 3)), expect_traced_transpose,
+           judge_traced("transpose"), TRANSPOSE),
     # ps1.batch: 12 points in test_batch
-    _check("ps1.batch.axis0", "ps1.batch", "test_batch", 1,
-           "jax.vmap with every operand batched along axis 0", "probe_vmap",
-           vmapped([(0, 0, 0)]), expect_vmap, composite((), "look at the batching rule"), BATCH),
-    _check("ps1.batch.axis1", "ps1.batch", "test_batch", 1,
-           "jax.vmap with every operand batched along axis 1", "probe_vmap",
-           vmapped([(1, 1, 1)]), expect_vmap,
-           composite(BATCH_HINTS[:1], "is the batch axis you return the one your result is "
-                                      "batched along?"), BATCH),
-    _check("ps1.batch.unmapped", "ps1.batch", "test_batch", 2,
-           "jax.vmap with some operands unbatched (in_axes None)", "probe_vmap",
-           vmapped([(0, None, 0), (None, 0, None), (None, None, 0), (0, 0, None)]), expect_vmap,
-           composite(BATCH_HINTS[:1], BATCH_HINTS[1][1]), BATCH),
-    _check("ps1.batch.mixed", "ps1.batch", "test_batch", 2,
-           "jax.vmap with operands batched along different axes", "probe_vmap",
-           vmapped([(0, None, 1), (1, 0, None), (1, 0, 0)]), expect_vmap,
-           composite(BATCH_HINTS[:2], BATCH_HINTS[2][1]), BATCH),
-    _check("ps1.batch.jit_vmap", "ps1.batch", "test_batch", 1,
-           "jax.jit of jax.vmap with mixed in_axes", "probe_vmap",
-           vmapped([(0, None, 1), (1, 1, None)], jit=True), expect_vmap,
-           composite((JIT_HINT, *BATCH_HINTS), "vmap works without jit, so the batching rule "
-                                               "is not traceable"), BATCH),
-    _check("ps1.batch.vmap_grad", "ps1.batch", "test_batch", 1,
-           "jax.vmap of jax.grad (per-example gradients)", "probe_vmap_grad", transform_inputs,
-           expect_vmap_grad, composite(TRANSFORM_HINTS, TRANSFORM_DEFAULT), COMPOSED),
-    _check("ps1.batch.jacfwd", "ps1.batch", "test_batch", 1,
-           "jax.jacfwd", "probe_jacfwd", transform_inputs, expect_jacobian(jax.jacfwd),
-           composite(TRANSFORM_HINTS, TRANSFORM_DEFAULT), COMPOSED),
-    _check("ps1.batch.jacrev", "ps1.batch", "test_batch", 1,
-           "jax.jacrev", "probe_jacrev", transform_inputs, expect_jacobian(jax.jacrev),
-           composite(TRANSFORM_HINTS, TRANSFORM_DEFAULT), COMPOSED),
-    _check("ps1.batch.hessian", "ps1.batch", "test_batch", 2,
-           "jax.hessian (jacfwd of jacrev)", "probe_hessian", transform_inputs, expect_hessian,
-           composite(TRANSFORM_HINTS, TRANSFORM_DEFAULT), COMPOSED),
+    _check("ps1.batch.x_batched", "ps1.batch", "test_batch", 2,
+           "jax.vmap with x batched along 0, 1 or -1 and w unbatched, ranks 1 to 4",
+           "probe_vmap", vmap_cases(X_ONLY), expect_vmap, either_way("float32", calls="batching"),
+           BATCH),
+    _check("ps1.batch.w_batched", "ps1.batch", "test_batch", 2,
+           "jax.vmap with w batched along 0, 1 or -1 and x unbatched, ranks 1 to 4",
+           "probe_vmap", vmap_cases(W_ONLY), expect_vmap, either_way("float32", calls="batching"),
+           BATCH),
+    _check("ps1.batch.both_batched", "ps1.batch", "test_batch", 2,
+           "jax.vmap with x and w batched along different axes, ranks 1 to 4", "probe_vmap",
+           vmap_cases(BOTH), expect_vmap, either_way("float32", calls="batching"), BATCH),
+    _check("ps1.batch.out_axes", "ps1.batch", "test_batch", 1,
+           "jax.vmap with out_axes 1 or -1 and mixed in_axes", "probe_vmap",
+           vmap_cases(MIXED, out_axes=(1, -1), ranks=(2, 4)), expect_vmap,
+           either_way("float32", calls="batching"), BATCH),
+    _check("ps1.batch.nested", "ps1.batch", "test_batch", 1,
+           "jax.vmap of jax.vmap with mixed in_axes at each level", "probe_vmap",
+           vmap_cases(MIXED, nested=True, ranks=(1, 3)), expect_vmap,
+           either_way("float32", calls="batching"), BATCH),
+    _check("ps1.batch.edges", "ps1.batch", "test_batch", 1,
+           "jax.vmap over a batch of one, along size-1, first and last axes", "probe_vmap",
+           vmap_cases(MIXED, edges=True, size=1), expect_vmap,
+           either_way("float32", calls="batching"), BATCH),
+    _check("ps1.batch.float64", "ps1.batch", "test_batch", 1,
+           "jax.vmap on float64 (x64 enabled), computed in float64", "probe_vmap",
+           vmap_cases(MIXED, "float64", ranks=(2, 3)), expect_vmap,
+           either_way("float64", calls="batching"), BATCH, jax_config=X64),
+    _check("ps1.batch.bfloat16", "ps1.batch", "test_batch", 1,
+           "jax.vmap on bfloat16 keeps the dtype", "probe_vmap",
+           vmap_cases(MIXED, "bfloat16", ranks=(2, 3)), expect_vmap,
+           either_way("bfloat16", calls="batching"), BATCH),
+    _check("ps1.batch.traced", "ps1.batch", "test_batch", 1,
+           "traced jax.vmap: the rule works on tracers", "probe_vmap_traced",
+           vmap_cases(MIXED, ranks=(2, 4)), expect_traced_vmap, judge_traced("batching"),
+           BATCH),
 )
 
 ASSIGNMENT = Assignment(
@@ -609,5 +675,5 @@ ASSIGNMENT = Assignment(
     notebook=f"{NAME}.ipynb",
     tasks=TASKS,
     checks=CHECKS,
-    extra={"own_primitives": ("multiply_add",)},
+    extra={"own_primitives": ("weighted_sum",)},
 )

@@ -1,11 +1,23 @@
 """Probes for ps1_primitives. They run in the student's process, after the student's cells.
 
-Every probe calls the student's rules through ``multiply_add_p`` itself, bound with the class's
-own ``bind`` captured at import time, so neither a rewritten ``multiply_add_prim`` nor a patched
-``bind`` changes what is measured. Probes return plain data and compare nothing: the grader
-judges. Composite probes return ``{"main": attempt, "diag": {name: attempt}}`` where an attempt
-is ``{"value": ..., "error": None}`` or ``{"value": None, "error": "TypeName: message"}``; the
-diagnostics let the grader say which rule a failing composition points at.
+Every probe binds ``weighted_sum_p`` itself, with the class's own ``bind`` captured at import
+time, so neither a rewritten ``weighted_sum`` nor a patched ``bind`` changes what is measured.
+Probes return plain data and compare nothing: the grader judges.
+
+Each task's points must come from its own rule, so the probes keep the other rules out of the way
+where JAX allows it:
+
+- A check of the JVP, transpose or batching rule runs its transformation twice, eagerly (the
+  primitive then evaluates through the impl rule) and under ``jit`` (through the abstract
+  evaluation and lowering rules); ``{"eager": attempt, "jit": attempt}`` lets the grader accept
+  the rule under test when either way of evaluating it is right.
+- Where the probe knows every signature the primitive is bound with (the lowering checks, and the
+  tracing of a JVP), it pins the result's abstract value to one the grader computed, instead of
+  asking the student's abstract evaluation rule.
+- Checks of the transpose and batching rules count the calls of the registered rule, so reverse
+  mode or ``vmap`` that JAX carried out by other means earns nothing.
+
+An attempt is ``{"value": ..., "error": None}`` or ``{"value": None, "error": "Type: message"}``.
 """
 
 from __future__ import annotations
@@ -15,46 +27,45 @@ import re
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.core import ShapedArray
 from jax.extend.core import Primitive
-from jax.test_util import check_grads
+from jax.interpreters import ad, batching
 
 # Captured before any student code runs.
 _BIND = Primitive.bind
+_DEF_ABSTRACT_EVAL = Primitive.def_abstract_eval
 _PRIMITIVE = Primitive
-_jit, _jvp, _grad, _vmap = jax.jit, jax.jvp, jax.grad, jax.vmap
-_value_and_grad, _linear_transpose = jax.value_and_grad, jax.linear_transpose
-_jacfwd, _jacrev, _hessian = jax.jacfwd, jax.jacrev, jax.hessian
-_eval_shape, _make_jaxpr = jax.eval_shape, jax.make_jaxpr
-_check_grads = check_grads
-_sum, _sin, _asarray = jnp.sum, jnp.sin, np.asarray
+_SHAPED = ShapedArray
+_jit, _jvp, _vmap = jax.jit, jax.jvp, jax.vmap
+_linear_transpose, _eval_shape, _make_jaxpr = jax.linear_transpose, jax.eval_shape, jax.make_jaxpr
+_asarray, _dtype = np.asarray, jnp.dtype
+_TRANSPOSES = ad.primitive_transposes
+_BATCHERS = batching.fancy_primitive_batchers
 # What def_impl and def_abstract_eval set on a Primitive; anything else shadows its methods.
 _RULE_ATTRS = {"name", "impl", "abstract_eval"}
+_MISSING = object()
 ERROR_CHARS = 300
+NAME = "weighted_sum"
 
 
 class PrimitiveRefused(RuntimeError):
-    """multiply_add_p is not a plain Primitive the probes can trust."""
+    """weighted_sum_p is not a plain Primitive the probes can trust."""
 
 
 def _primitive(ns: dict) -> Primitive:
-    p = ns.get("multiply_add_p")
+    p = ns.get("weighted_sum_p")
     if type(p) is not _PRIMITIVE:
-        raise PrimitiveRefused("multiply_add_p is not a jax.extend.core.Primitive")
-    if p.name != "multiply_add":
-        raise PrimitiveRefused("multiply_add_p is not the primitive named 'multiply_add'")
+        raise PrimitiveRefused("weighted_sum_p is not a jax.extend.core.Primitive")
+    if p.name != NAME:
+        raise PrimitiveRefused(f"weighted_sum_p is not the primitive named {NAME!r}")
     shadowed = sorted(set(vars(p)) - _RULE_ATTRS)
     if shadowed:
-        raise PrimitiveRefused(f"multiply_add_p has attributes a Primitive never sets: {shadowed}")
+        raise PrimitiveRefused(f"weighted_sum_p has attributes a Primitive never sets: {shadowed}")
     return p
 
 
-def _op(ns: dict):
-    p = _primitive(ns)
-    return lambda x, y, z: _BIND(p, x, y, z)
-
-
-def _xyz(inputs: dict, keys: str = "xyz") -> list[np.ndarray]:
-    return [_asarray(inputs[k]) for k in keys]
+def _op(p: Primitive):
+    return lambda x, w, axis: _BIND(p, x, w, axis=axis)
 
 
 def _attempt(fn) -> dict:
@@ -66,261 +77,283 @@ def _attempt(fn) -> dict:
         return {"value": None, "error": f"{name}: {message}" if message else name}
 
 
-def _abstract(f, args) -> str:
-    out = _eval_shape(f, *args)
-    return f"{out.dtype}{list(out.shape)}"
+def _arrays(case: dict, *keys: str) -> list[np.ndarray]:
+    return [_asarray(case[k]) for k in keys]
 
 
-def _composite(main, f, args, **diag) -> dict:
-    """Run ``main`` and the diagnostics; ``eval`` and ``abstract`` always come first."""
-    basics = {"eval": lambda: f(*args), "abstract": lambda: _abstract(f, args)}
-    return {"main": _attempt(main),
-            "diag": {k: _attempt(fn) for k, fn in {**basics, **diag}.items()}}
+class _Pinned:
+    """While active, the primitive's abstract value for each signature the grader listed
+    (``[x shape, w shape, axis, dtype, result shape]``) is the grader's; any other signature still
+    goes to the student's rule."""
+
+    def __init__(self, p: Primitive, pins):
+        self.p = p
+        self.table = {(tuple(xs), tuple(ws), int(axis), str(dtype)): (tuple(out), str(dtype))
+                      for xs, ws, axis, dtype, out in pins}
+
+    def __enter__(self):
+        self.saved = vars(self.p).get("abstract_eval", _MISSING)
+        student = self.p.abstract_eval
+        table = self.table
+
+        def pinned(x, w, *, axis):
+            key = (tuple(x.shape), tuple(w.shape), axis, str(x.dtype))
+            if key in table and str(w.dtype) == key[3]:
+                shape, dtype = table[key]
+                return _SHAPED(shape, _dtype(dtype))
+            return student(x, w, axis=axis)[0]
+
+        _DEF_ABSTRACT_EVAL(self.p, pinned)
+        return self
+
+    def __exit__(self, *exc):
+        if self.saved is _MISSING:
+            vars(self.p).pop("abstract_eval", None)
+        else:
+            vars(self.p)["abstract_eval"] = self.saved
+        return False
 
 
-def _struct(shape, dtype) -> jax.ShapeDtypeStruct:
-    return jax.ShapeDtypeStruct(tuple(shape), jnp.dtype(dtype))
+class _Counted:
+    """Counts the calls of the rule registered for ``p`` in ``table`` while active."""
+
+    def __init__(self, table: dict, p: Primitive):
+        self.table, self.p, self.calls = table, p, 0
+
+    def __enter__(self):
+        self.rule = self.table.get(self.p, _MISSING)
+        if self.rule is not _MISSING:
+            rule = self.rule
+
+            def counted(*args, **params):
+                self.calls += 1
+                return rule(*args, **params)
+
+            self.table[self.p] = counted
+        return self
+
+    def __exit__(self, *exc):
+        if self.rule is not _MISSING:
+            self.table[self.p] = self.rule
+        return False
+
+
+def _both_ways(p: Primitive, run, per_case: list[list], pins) -> dict:
+    """``run(per_case)`` eagerly, and under jit with every case's arrays as arguments."""
+    flat = [[_asarray(v) for v in arrays] for arrays in per_case]
+
+    def jitted():
+        def staged(*args):
+            it = iter(args)
+            return run([[next(it) for _ in arrays] for arrays in flat])
+        with _Pinned(p, pins):
+            return _jit(staged)(*[a for arrays in flat for a in arrays])
+
+    return {"eager": _attempt(lambda: run(flat)), "jit": _attempt(jitted)}
 
 
 # ps1.impl ---------------------------------------------------------------------------------------
 
-def probe_eval(ns: dict, inputs: dict):
-    return _op(ns)(*_xyz(inputs))
-
-
-def probe_square_add(ns: dict, inputs: dict):
-    a, b = _xyz(inputs, "ab")
-    return _op(ns)(a, a, b)
+def probe_eval(ns: dict, inputs: dict) -> list:
+    op = _op(_primitive(ns))
+    return [op(*_arrays(c, "x", "w"), c["axis"]) for c in inputs["cases"]]
 
 
 # ps1.abstract_eval ------------------------------------------------------------------------------
 
-def probe_abstract_eval(ns: dict, inputs: dict) -> dict:
-    f = _op(ns)
-    structs = [_struct(s, d) for s, d in zip(inputs["shapes"], inputs["dtypes"])]
-    out = _eval_shape(f, *structs)
-    jaxpr = _make_jaxpr(f)(*structs)
-    return {
-        "shape": [int(n) for n in out.shape],
-        "dtype": str(out.dtype),
-        "primitives": [str(eqn.primitive.name) for eqn in jaxpr.eqns],
-    }
+def _struct(shape, dtype) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(tuple(shape), _dtype(dtype))
+
+
+def _eqns(jaxpr):
+    """Every equation of a jaxpr, those of the jaxprs nested in its parameters included."""
+    for eqn in jaxpr.eqns:
+        yield eqn
+        for value in eqn.params.values():
+            inner = getattr(value, "jaxpr", value)
+            if hasattr(inner, "eqns"):
+                yield from _eqns(inner)
+
+
+def probe_abstract_eval(ns: dict, inputs: dict) -> list:
+    op = _op(_primitive(ns))
+    found = []
+    for c in inputs["cases"]:
+        structs = [_struct(c["x_shape"], c["dtype"]), _struct(c["w_shape"], c["dtype"])]
+
+        def f(x, w, axis=c["axis"]):
+            return op(x, w, axis)
+
+        out = _eval_shape(f, *structs)
+        jaxpr = _make_jaxpr(f)(*structs)
+        found.append({
+            "result": f"{out.dtype}{[int(n) for n in out.shape]}",
+            "primitives": [str(e.primitive.name) for e in jaxpr.eqns],
+        })
+    return found
 
 
 def probe_abstract_eval_rejects(ns: dict, inputs: dict) -> dict:
-    """The error for mismatched operands, next to the result for well-formed ones (a rule that
+    """The error for each ill-formed call, next to the result of a well-formed one (a rule that
     always raises TypeError must not pass)."""
-    f = _op(ns)
-    good = _struct(inputs["good_shape"], inputs["good_dtype"])
-    matched = _abstract(f, [good, good, good])
-    try:
-        _eval_shape(f, *(_struct(s, d) for s, d in zip(inputs["shapes"], inputs["dtypes"])))
-    except Exception as err:  # noqa: BLE001 - which exception it is, is the answer
-        return {"matched": matched, "error": type(err).__name__}
-    return {"matched": matched, "error": None}
+    op = _op(_primitive(ns))
+    good = inputs["good"]
+    matched = _eval_shape(lambda x, w: op(x, w, good["axis"]),
+                          _struct(good["x_shape"], good["dtype"]),
+                          _struct(good["w_shape"], good["dtype"]))
+    errors = []
+    for c in inputs["cases"]:
+        try:
+            _eval_shape(lambda x, w, axis=c["axis"]: op(x, w, axis),
+                        _struct(c["x_shape"], c["x_dtype"]), _struct(c["w_shape"], c["w_dtype"]))
+        except Exception as err:  # noqa: BLE001 - which exception it is, is the answer
+            errors.append(type(err).__name__)
+        else:
+            errors.append(None)
+    return {"matched": f"{matched.dtype}{[int(n) for n in matched.shape]}", "errors": errors}
 
 
 # ps1.lowering -----------------------------------------------------------------------------------
 
-def probe_jit(ns: dict, inputs: dict) -> dict:
-    f, args = _op(ns), _xyz(inputs)
-    return _composite(lambda: _jit(f)(*args), f, args)
+def probe_jit(ns: dict, inputs: dict) -> list:
+    op = _op(_primitive(ns))
+    cases = inputs["cases"]
+    args = [a for c in cases for a in _arrays(c, "x", "w")]
 
+    def every_case(*flat):  # one compilation for all the cases
+        return [op(flat[2 * i], flat[2 * i + 1], c["axis"]) for i, c in enumerate(cases)]
 
-def probe_jit_static(ns: dict, inputs: dict) -> dict:
-    f = _op(ns)
-    a, b = np.float32(inputs["a"]), float(inputs["b"])
-    static = _jit(lambda a, b: f(a, a, b), static_argnums=1)
-    return _composite(lambda: static(a, b), f, [a, a, np.float32(b)])
+    with _Pinned(_primitive(ns), inputs["pins"]):
+        return _jit(every_case)(*args)
 
 
 def probe_lowered_ops(ns: dict, inputs: dict) -> dict:
-    traced = _jit(_op(ns)).trace(*_xyz(inputs))
-    text = traced.lower(lowering_platforms=(inputs["platform"],)).as_text()
-    return {
-        "ops": sorted(set(re.findall(r"stablehlo\.([a-z_]+)", text))),
-        "callback": "callback" in text,
-    }
+    op = _op(_primitive(ns))
+    ops, callback = set(), False
+    with _Pinned(_primitive(ns), inputs["pins"]):
+        for c in inputs["cases"]:
+            traced = _jit(lambda x, w, axis=c["axis"]: op(x, w, axis)).trace(
+                *_arrays(c, "x", "w"))
+            text = traced.lower(lowering_platforms=(inputs["platform"],)).as_text()
+            ops |= set(re.findall(r"stablehlo\.([a-z_]+)", text))
+            callback = callback or "callback" in text
+    return {"ops": sorted(ops), "callback": callback}
 
 
 def probe_gpu(ns: dict, inputs: dict) -> dict:
+    op = _op(_primitive(ns))
     gpu = jax.devices("gpu")[0]
-    out = _jit(_op(ns))(*(jax.device_put(a, gpu) for a in _xyz(inputs)))
-    return {"value": out, "platform": str(next(iter(out.devices())).platform)}
+    values, platforms = [], []
+    with _Pinned(_primitive(ns), inputs["pins"]):
+        for c in inputs["cases"]:
+            args = [jax.device_put(a, gpu) for a in _arrays(c, "x", "w")]
+            out = _jit(lambda x, w, axis=c["axis"]: op(x, w, axis))(*args)
+            values.append(out)
+            platforms.append(str(next(iter(out.devices())).platform))
+    return {"values": values, "platforms": platforms}
 
 
 # ps1.jvp ----------------------------------------------------------------------------------------
 
+def _jvp_case(op, arrays: list, axis: int, wrt: str):
+    """jax.jvp with respect to x and w, or to one of them (the other one closed over, so its
+    tangent reaches the rule as ad.Zero)."""
+    x, w, xt, wt = arrays
+    if wrt == "x":
+        return list(_jvp(lambda a: op(a, w, axis), (x,), (xt,)))
+    if wrt == "w":
+        return list(_jvp(lambda b: op(x, b, axis), (w,), (wt,)))
+    return list(_jvp(lambda a, b: op(a, b, axis), (x, w), (xt, wt)))
+
+
 def probe_jvp(ns: dict, inputs: dict) -> dict:
-    f, args = _op(ns), _xyz(inputs)
-    tangents = tuple(_xyz(inputs, ("tx", "ty", "tz")))
-    return _composite(lambda: list(_jvp(f, tuple(args), tangents)), f, args)
+    p = _primitive(ns)
+    op = _op(p)
+    cases = inputs["cases"]
+    return _both_ways(
+        p, lambda arrays: [_jvp_case(op, a, c["axis"], c["wrt"]) for a, c in zip(arrays, cases)],
+        [[c[k] for k in ("x", "w", "xt", "wt")] for c in cases], inputs["pins"])
 
 
-def probe_jvp_symbolic_zeros(ns: dict, inputs: dict) -> dict:
-    f, args = _op(ns), _xyz(inputs)
-    x, y, z = args
-    tx, ty, tz = _xyz(inputs, ("tx", "ty", "tz"))
-    # Closed-over operands get symbolic zero tangents (ad.Zero) in the rule.
-    return _composite(lambda: [
-        list(_jvp(lambda a: f(a, y, z), (x,), (tx,))),
-        list(_jvp(lambda b: f(x, b, z), (y,), (ty,))),
-        list(_jvp(lambda c: f(x, y, c), (z,), (tz,))),
-    ], f, args)
+def _count(jaxpr) -> int:
+    return sum(str(e.primitive.name) == NAME for e in _eqns(jaxpr))
 
 
-def probe_jit_jvp(ns: dict, inputs: dict) -> dict:
-    f = _op(ns)
-    primals = tuple(_xyz(inputs))
-    tangents = tuple(_xyz(inputs, ("tx", "ty", "tz")))
-    return _composite(
-        lambda: list(_jit(lambda p, t: _jvp(f, p, t))(primals, tangents)), f, primals,
-        jvp=lambda: list(_jvp(f, primals, tangents)),
-        jit=lambda: _jit(f)(*primals),
-    )
+def probe_jvp_traced(ns: dict, inputs: dict) -> dict:
+    """Trace jax.jvp (nothing runs): does the rule trace, and how many applications of the
+    primitive carry the tangent?"""
+    p = _primitive(ns)
+    op = _op(p)
+    counts = []
+    with _Pinned(p, inputs["pins"]):
+        for c in inputs["cases"]:
+            arrays = _arrays(c, "x", "w", "xt", "wt")
+            jaxpr = _make_jaxpr(lambda *a, c=c: _jvp_case(op, list(a), c["axis"], c["wrt"]))(
+                *arrays)
+            counts.append(_count(jaxpr.jaxpr))
+    return {"counts": counts}
 
 
 # ps1.transpose ----------------------------------------------------------------------------------
 
-def probe_linear_transpose(ns: dict, inputs: dict):
-    f = _op(ns)
-    x, y, z = _xyz(inputs)
-    ct = _asarray(inputs["ct"])
-    # multiply_add is linear in (y, z) for a constant x, and in (x, z) for a constant y.
-    along_yz = _linear_transpose(lambda t, u: f(x, t, u), y, z)(ct)
-    along_xz = _linear_transpose(lambda t, u: f(t, y, u), x, z)(ct)
-    return [list(along_yz), list(along_xz)]
+def _transpose_case(op, arrays: list, axis: int, wrt: str):
+    x, w, ct = arrays[:3]
+    if wrt == "x":
+        return list(_linear_transpose(lambda a: op(a, w, axis), x)(ct))
+    if wrt == "chain":  # x -> weighted_sum(weighted_sum(x, w, axis), v, 0): two transposes
+        v = arrays[3]
+        return list(_linear_transpose(lambda a: op(op(a, w, axis), v, 0), x)(ct))
+    return list(_linear_transpose(lambda b: op(x, b, axis), w)(ct))
 
 
-def _staged(fn, *args) -> str:
-    """Trace ``fn`` to a jaxpr (abstract values, nothing compiled): "ok" when that works."""
-    _make_jaxpr(fn)(*args)
-    return "ok"
+def probe_transpose(ns: dict, inputs: dict) -> dict:
+    p = _primitive(ns)
+    op = _op(p)
+    cases = inputs["cases"]
+    per_case = [[c["x"], c["w"], c["ct"]] + ([c["v"]] if "v" in c else []) for c in cases]
+    with _Counted(_TRANSPOSES, p) as counted:
+        result = _both_ways(
+            p, lambda arrays: [_transpose_case(op, a, c["axis"], c["wrt"])
+                               for a, c in zip(arrays, cases)],
+            per_case, inputs["pins"])
+    return {**result, "calls": counted.calls}
 
 
-def _reverse_diag(f, inputs: dict) -> dict:
-    x, y, z = _xyz(inputs)
-    tangents = tuple(_xyz(inputs, ("tx", "ty", "tz")))
-    ct = _asarray(inputs["ct"])
-    return {
-        "jvp": lambda: list(_jvp(f, (x, y, z), tangents)),
-        "jvp_zeros": lambda: list(_jvp(lambda a: f(a, y, z), (x,), tangents[:1])),
-        "jvp_traced": lambda: _staged(lambda p, t: _jvp(f, p, t), (x, y, z), tangents),
-        "transpose": lambda: list(_linear_transpose(lambda t, u: f(x, t, u), y, z)(ct))
-        + list(_linear_transpose(lambda t, u: f(t, y, u), x, z)(ct)),
-    }
-
-
-def _weighted(f, w):
-    return lambda x, y, z: _sum(f(x, y, z) * w)
-
-
-def probe_grad(ns: dict, inputs: dict) -> dict:
-    f = _op(ns)
-    g = _grad(_weighted(f, _asarray(inputs["w"])), argnums=(0, 1, 2))
-    args = _xyz(inputs)
-    return _composite(lambda: list(g(*args)), f, args, **_reverse_diag(f, inputs))
-
-
-def probe_jit_grad(ns: dict, inputs: dict) -> dict:
-    f = _op(ns)
-    g = _jit(_grad(_weighted(f, _asarray(inputs["w"])), argnums=(0, 1, 2)))
-    args = _xyz(inputs)
-    return _composite(lambda: list(g(*args)), f, args, **_reverse_diag(f, inputs),
-                      jit=lambda: _jit(f)(*args))
-
-
-def probe_value_and_grad(ns: dict, inputs: dict) -> dict:
-    f = _op(ns)
-    vg = _value_and_grad(_weighted(f, _asarray(inputs["w"])), argnums=(0, 1, 2))
-
-    def main():
-        value, grads = vg(*_xyz(inputs))
-        return [value, list(grads)]
-
-    return _composite(main, f, _xyz(inputs), **_reverse_diag(f, inputs))
-
-
-def probe_check_grads(ns: dict, inputs: dict) -> dict:
-    f = _op(ns)
-
-    def main():
-        # Only the exception's name: its message holds numbers the student need not see here.
-        try:
-            _check_grads(f, tuple(_xyz(inputs)), order=2, modes=("fwd", "rev"))
-        except Exception as err:  # noqa: BLE001 - any failure is the answer
-            return type(err).__name__
-        return "ok"
-
-    return _composite(main, f, _xyz(inputs), **_reverse_diag(f, inputs))
+def probe_transpose_traced(ns: dict, inputs: dict) -> dict:
+    p = _primitive(ns)
+    op = _op(p)
+    with _Counted(_TRANSPOSES, p) as counted, _Pinned(p, inputs["pins"]):
+        for c in inputs["cases"]:
+            arrays = _arrays(c, "x", "w", "ct")
+            _make_jaxpr(lambda *a, c=c: _transpose_case(op, list(a), c["axis"], c["wrt"]))(
+                *arrays)
+    return {"traced": "ok", "calls": counted.calls}
 
 
 # ps1.batch --------------------------------------------------------------------------------------
 
-def _batch_diag(f, inputs: dict) -> dict:
-    xs, cs, ts = _xyz(inputs, ("xs", "c", "xsT"))
-    return {
-        "vmap_equal": lambda: _vmap(f)(xs, xs, xs),
-        "vmap_unmapped": lambda: _vmap(f, in_axes=(0, None, 0))(xs, cs, xs),
-        "vmap_mixed": lambda: _vmap(f, in_axes=(0, None, 1))(xs, cs, ts),
-    }
+def _vmapped(op, c: dict):
+    f = lambda x, w, axis=c["axis"]: op(x, w, axis)
+    for in_axes, out_axes in zip(c["in_axes"], c["out_axes"]):  # innermost first
+        f = _vmap(f, in_axes=tuple(in_axes), out_axes=out_axes)
+    return f
 
 
 def probe_vmap(ns: dict, inputs: dict) -> dict:
-    f = _op(ns)
-    batched = _vmap(f, in_axes=tuple(inputs["in_axes"]))
-    if inputs.get("jit"):
-        batched = _jit(batched)
-    args = _xyz(inputs)
-
-    def main():
-        # Traced as well as run: eager NumPy broadcasting in the impl rule can hide a batching
-        # rule that hands the primitive operands of different shapes.
-        _eval_shape(batched, *args)
-        return batched(*args)
-
-    basics = _xyz(inputs, "vcv")
-    diag = _batch_diag(f, inputs)
-    if inputs.get("jit"):
-        diag["jit"] = lambda: _jit(f)(*basics)
-    return _composite(main, f, basics, **diag)
+    p = _primitive(ns)
+    op = _op(p)
+    cases = inputs["cases"]
+    with _Counted(_BATCHERS, p) as counted:
+        result = _both_ways(
+            p, lambda arrays: [_vmapped(op, c)(*a) for a, c in zip(arrays, cases)],
+            [[c["x"], c["w"]] for c in cases], [])
+    return {**result, "calls": counted.calls}
 
 
-def _transform_diag(f, inputs: dict) -> dict:
-    v, c = _xyz(inputs, "vc")
-    return {
-        "jvp": lambda: list(_jvp(f, (v, c, v), (c, v, v))),
-        "jvp_zeros": lambda: list(_jvp(lambda u: f(u, c, u), (v,), (c,))),
-        "jvp_traced": lambda: _staged(lambda p, t: _jvp(f, p, t), (v, c, v), (c, v, v)),
-        "grad": lambda: _grad(lambda u: _sum(f(u, u, c) * u))(v),
-        **_batch_diag(f, inputs),
-    }
-
-
-def probe_vmap_grad(ns: dict, inputs: dict) -> dict:
-    f = _op(ns)
-    xs, ys, zs = _xyz(inputs, ("xs", "ys", "zs"))
-    per_row = _vmap(_grad(lambda a, b, c: _sum(f(a, b, c) * _sin(a)), argnums=(0, 1, 2)))
-    return _composite(lambda: list(per_row(xs, ys, zs)), f, _xyz(inputs, "vcv"),
-                      **_transform_diag(f, inputs))
-
-
-def probe_jacfwd(ns: dict, inputs: dict) -> dict:
-    f = _op(ns)
-    v, c = _xyz(inputs, "vc")
-    return _composite(lambda: _jacfwd(lambda u: f(u, c, u))(v), f, [v, c, v],
-                      **_transform_diag(f, inputs))
-
-
-def probe_jacrev(ns: dict, inputs: dict) -> dict:
-    f = _op(ns)
-    v, c = _xyz(inputs, "vc")
-    return _composite(lambda: _jacrev(lambda u: f(u, c, u))(v), f, [v, c, v],
-                      **_transform_diag(f, inputs))
-
-
-def probe_hessian(ns: dict, inputs: dict) -> dict:
-    f = _op(ns)
-    v, c = _xyz(inputs, "vc")
-    return _composite(lambda: _hessian(lambda u: _sum(f(u, u, c) * u))(v), f, [v, c, v],
-                      **_transform_diag(f, inputs))
+def probe_vmap_traced(ns: dict, inputs: dict) -> dict:
+    p = _primitive(ns)
+    op = _op(p)
+    with _Counted(_BATCHERS, p) as counted:
+        for c in inputs["cases"]:
+            _make_jaxpr(_vmapped(op, c))(*_arrays(c, "x", "w"))
+    return {"traced": "ok", "calls": counted.calls}
