@@ -24,6 +24,7 @@ so a student's own failure is never retried.
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import secrets
 import sys
@@ -62,6 +63,7 @@ def _grade_task(run_key: str, config: runner.Config, student_id: str, notebook_n
     address = get_worker().address
     with _LOCK:
         if runner._state.get("run_key") != run_key:
+            config = _for_this_machine(config)
             # A slot per worker process, stable for its address, so two worker processes on one
             # machine do not share a sandbox uid.
             runner.init_worker(config, _Slot(zlib.crc32(address.encode()) % 900))
@@ -74,6 +76,14 @@ def _grade_task(run_key: str, config: runner.Config, student_id: str, notebook_n
             result = runner.grade_notebook(student_id, path, problem, only=only)
     result["worker"] = address
     return result
+
+
+def _for_this_machine(config: runner.Config) -> runner.Config:
+    """The sandbox keeps the Python install that THIS worker runs from visible (the main
+    process's may live elsewhere, or not exist here), and hides nothing that contains it."""
+    keep = sorted({str(Path(sys.prefix).resolve()), str(Path(sys.base_prefix).resolve())})
+    hide = [h for h in config.hide if not any(Path(k).is_relative_to(h) for k in keep)]
+    return dataclasses.replace(config, keep=keep, hide=hide)
 
 
 def run_on_dask(config: runner.Config, jobs: list, address: str, *, gpu_checks: frozenset[str],

@@ -185,3 +185,17 @@ def test_no_scheduler_is_a_usage_error(tmp_path, demo_out):
         grade(assignment=name, submitted=demo_out / name / "submitted", out=tmp_path / "o",
               root=ROOT, dask="tcp://127.0.0.1:9", db_url=f"sqlite:///{tmp_path / 'g.db'}",
               progress=False, quiet=True)
+
+
+def test_a_worker_keeps_its_own_python_visible_in_the_sandbox():
+    """The main process's Python may live elsewhere than a worker's: each worker keeps its own
+    install visible, and hides nothing that contains it."""
+    from autograder.cluster import _for_this_machine
+    from autograder.runner import Config, Limits
+
+    mine = Path(sys.prefix).resolve()
+    config = Config(package="p", assignment="a", release_cells=[], limits=Limits(), secret=b"s",
+                    hide=["/elsewhere/course", str(mine.parent)], keep=["/elsewhere/.venv"])
+    here = _for_this_machine(config)
+    assert str(mine) in here.keep and "/elsewhere/.venv" not in here.keep
+    assert here.hide == ["/elsewhere/course"]
