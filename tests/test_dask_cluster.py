@@ -21,6 +21,8 @@ from autograder.release import names
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = names(root=ROOT)
+# Grading whole classes twice (the local demo run is shared with test_demo_classes).
+pytestmark = pytest.mark.timeout(2400)
 BIN = Path(sys.executable).parent
 
 

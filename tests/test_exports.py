@@ -21,6 +21,7 @@ from autograder.release import names
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = names(root=ROOT)
+pytestmark = pytest.mark.timeout(2400)  # the first test waits for the demo classes' grading
 VISIBILITY = {"enum": ["visible", "hidden", "after_due_date", "after_published"]}
 # Gradescope's "Autograder Specifications", results.json: the fields it defines and their types.
 GRADESCOPE_SCHEMA = {
