@@ -18,7 +18,7 @@ def _grade(args: argparse.Namespace) -> int:
                     cell_policy=not args.no_cell_policy)
     grade(assignment=args.assignment, submitted=args.submitted, out=args.out,
           workers=args.workers, db_url=args.db, root=args.root, package=args.package,
-          seed=args.seed, limits=limits, progress=not args.no_progress)
+          seed=args.seed, limits=limits, progress=not args.no_progress, dask=args.dask)
     return 0
 
 
@@ -36,6 +36,35 @@ def _demo(args: argparse.Namespace) -> int:
 
     demo(root=args.root, out=args.out, assignments=args.assignment or None,
          package=args.package, workers=args.workers)
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from autograder import exports
+
+    if not (args.graded / "grades.csv").is_file():
+        raise UsageError(f"{args.graded} holds no grades.csv (run `grade` first)")
+    if args.format == "gradescope":
+        if not args.student:
+            raise UsageError("export gradescope needs the student id")
+        if not (args.graded / "results" / f"{args.student}.json").is_file():
+            raise UsageError(f"no results for student {args.student!r} in {args.graded}")
+        exports.write_gradescope(args.graded, args.student, args.dest or Path("results.json"),
+                                 visibility=args.visibility, test_visibility=args.visibility)
+        return 0
+    text = exports.canvas_csv(args.graded, column=args.column,
+                              roster=args.roster)
+    if args.dest:
+        args.dest.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _bundle(args: argparse.Namespace) -> int:
+    from autograder.gradescope import build_bundle
+
+    print(build_bundle(assignment=args.assignment, root=args.root, dest=args.out))
     return 0
 
 
@@ -60,6 +89,9 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--no-cell-policy", action="store_true",
                    help="run student cells unchecked (only to test the OS walls behind the policy)")
     g.add_argument("--no-progress", action="store_true")
+    g.add_argument("--dask", metavar="ADDRESS", default=None,
+                   help="grade on the Dask cluster whose scheduler is at ADDRESS "
+                        "(e.g. tcp://10.0.0.5:8786) instead of the local pool")
     g.set_defaults(func=_grade)
     r = sub.add_parser("release", help="regenerate assignments/ from solutions/")
     r.add_argument("--root", type=Path, default=Path("."))
@@ -71,6 +103,25 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--package", default="autograder.assignments", help=argparse.SUPPRESS)
     d.add_argument("--workers", type=int, default=None)
     d.set_defaults(func=_demo)
+    e = sub.add_parser("export", help="grades for Gradescope or Canvas, from a graded OUT")
+    e.add_argument("format", choices=["gradescope", "canvas"])
+    e.add_argument("graded", type=Path, help="the OUT folder of a `grade` run")
+    e.add_argument("student", nargs="?", help="gradescope: the student whose results.json")
+    e.add_argument("--dest", type=Path, default=None,
+                   help="gradescope: results.json path; canvas: CSV path (default stdout)")
+    e.add_argument("--visibility", default="after_published",
+                   choices=["visible", "hidden", "after_due_date", "after_published"],
+                   help="gradescope: when students see the result and each check")
+    e.add_argument("--column", default=None,
+                   help="canvas: gradebook column, e.g. 'ps1_primitives (1234)'")
+    e.add_argument("--roster", type=Path, default=None,
+                   help="canvas: a gradebook CSV exported from Canvas, to match students")
+    e.set_defaults(func=_export)
+    b = sub.add_parser("gradescope", help="build a Gradescope autograder bundle (.zip)")
+    b.add_argument("assignment")
+    b.add_argument("--out", type=Path, required=True, help="the .zip to write")
+    b.add_argument("--root", type=Path, default=Path("."))
+    b.set_defaults(func=_bundle)
     return p
 
 

@@ -109,7 +109,10 @@ def find_notebooks(submitted: Path, assignment: Assignment) -> list[tuple[str, P
 def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = None,
           db_url: str | None = None, root: Path = Path("."),
           package: str = "autograder.assignments", seed: str | None = None,
-          limits: Limits | None = None, progress: bool = True, quiet: bool = False) -> GradeRun:
+          limits: Limits | None = None, progress: bool = True, quiet: bool = False,
+          dask: str | None = None) -> GradeRun:
+    """Grade every submission under ``submitted``; ``dask``: a Dask scheduler's address to send
+    the class to instead of the local pool (autograder.cluster)."""
     started = time.monotonic()
     limits = limits or Limits()
     root, submitted, out = Path(root), Path(submitted), Path(out)
@@ -130,8 +133,15 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
                                  str(Path(sys.base_prefix).resolve())}))
     jobs = find_notebooks(submitted, spec)
     gradebook_ready = record.prepare_gradebook(db_url)
-    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
-    details = _run_pool(config, jobs, workers, progress)
+    if dask:
+        from autograder.cluster import run_on_dask
+
+        details = run_on_dask(config, jobs, dask, progress=progress,
+                              gpu_checks=frozenset(c.id for c in spec.checks if c.needs_gpu),
+                              all_checks=frozenset(c.id for c in spec.checks))
+    else:
+        workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
+        details = _run_pool(config, jobs, workers, progress)
     rows, results = [], []
     for student_id, _, _ in jobs:
         detail = details[student_id]
@@ -222,4 +232,11 @@ def summary_table(run: GradeRun) -> str:
     lines.append(f"{len(run.rows)} submissions in {run.seconds:.1f} s "
                  f"({60 * len(run.rows) / max(run.seconds, 1e-9):.1f}/min); "
                  f"isolation: {clean_text(run.isolation, 400)}; output in {run.out}")
+    workers = sorted({w for d in run.details.values() for w in d.get("workers", [])})
+    if workers:
+        from autograder.cluster import gpu_summary
+
+        where = gpu_summary(run.details)
+        lines.append(clean_text(f"graded on Dask workers {', '.join(workers)}"
+                                + (f"; {where}" if where else ""), 2000))
     return "\n".join(lines)

@@ -7,9 +7,6 @@ from __future__ import annotations
 import csv
 import html
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,17 +19,6 @@ CSV_COLUMNS = ["student_id", "assignment", "score", "max_score", "status", "mess
 TEST_KEYS = {"name", "points", "max_points", "status", "message"}
 # Text of the grader's side that must never reach a student.
 HIDDEN = ("BEGIN HIDDEN TESTS", "check_cell(", "make_inputs", "def expect", "autograder.assignments")
-
-
-@pytest.fixture(scope="module")
-def demo_out(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("demo")
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    run = subprocess.run([sys.executable, "-m", "autograder", "demo", "--out", str(out)],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200,
-                         check=False)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    return out
 
 
 def rows(demo_out: Path, name: str) -> dict[str, dict]:

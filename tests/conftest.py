@@ -1,0 +1,25 @@
+"""Fixtures shared by test folders: the demo classes, graded once per session by the real
+command, serve the end-to-end test and the Dask cluster test (which must match them)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def demo_out(tmp_path_factory) -> Path:
+    """`python -m autograder demo --out OUT`: every assignment's demo class, graded locally."""
+    out = tmp_path_factory.mktemp("demo")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    run = subprocess.run([sys.executable, "-m", "autograder", "demo", "--out", str(out)],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200,
+                         check=False)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return out

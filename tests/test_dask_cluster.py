@@ -1,0 +1,203 @@
+"""`grade --dask ADDRESS`: a real Dask cluster (a scheduler and workers started as separate
+processes on 127.0.0.1) grades the demo classes exactly as the local pool does, and a worker
+killed in the middle of a class costs no student a grade."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.grading import UsageError, grade
+from autograder.release import names
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGNMENTS = names(root=ROOT)
+# Grading whole classes twice (the local demo run is shared with test_demo_classes).
+pytestmark = pytest.mark.timeout(2400)
+BIN = Path(sys.executable).parent
+
+
+def _start(args: list[str], log: Path, **env: str) -> subprocess.Popen:
+    environment = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}",
+                   "PYTHONPATH": str(ROOT), **env}
+    return subprocess.Popen([str(BIN / "dask"), *args], cwd=ROOT, env=environment,
+                            stdout=log.open("w"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+
+def _wait_for(predicate, what: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(0.5)
+
+
+class Cluster:
+    """A scheduler and named workers, each its own process group."""
+
+    def __init__(self, tmp: Path):
+        self.tmp = tmp
+        self.file = tmp / "scheduler.json"
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.procs["scheduler"] = _start(
+            ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+             "--scheduler-file", str(self.file)], tmp / "scheduler.log")
+        _wait_for(self.file.exists, "the scheduler file")
+        self.address = json.loads(self.file.read_text())["address"]
+
+    def add_worker(self, name: str, *, nanny: bool) -> None:
+        args = ["worker", "--scheduler-file", str(self.file), "--nthreads", "1",
+                "--no-dashboard", "--host", "127.0.0.1", "--name", name]
+        env = {}
+        if nanny:
+            # A nanny runs the worker as a daemonic process, which may not start the sandbox's
+            # fork server unless Dask is told otherwise.
+            env["DASK_DISTRIBUTED__WORKER__DAEMON"] = "False"
+        else:
+            args.append("--no-nanny")
+        self.procs[name] = _start(args, self.tmp / f"{name}.log", **env)
+
+    def workers(self) -> dict[str, str]:
+        from distributed import Client
+
+        with Client(self.address, timeout="20s") as client:
+            info = client.scheduler_info(n_workers=-1)["workers"]
+        return {d["name"]: addr for addr, d in info.items()}
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    c = Cluster(tmp_path_factory.mktemp("dask"))
+    try:
+        c.add_worker("steady", nanny=True)
+        c.add_worker("doomed", nanny=False)
+        _wait_for(lambda: len(c.workers()) == 2, "two workers")
+        yield c
+    finally:
+        c.stop()
+
+
+def _same_tree(a: Path, b: Path) -> list[str]:
+    """Files that differ (or exist on one side only) between two output folders."""
+    differ = []
+    for sub in ("results", "feedback"):
+        left = sorted(p.name for p in (a / sub).iterdir())
+        right = sorted(p.name for p in (b / sub).iterdir())
+        if left != right:
+            differ.append(f"{sub}: {left} != {right}")
+            continue
+        _, mismatch, errors = filecmp.cmpfiles(a / sub, b / sub, left, shallow=False)
+        differ += [f"{sub}/{n}" for n in mismatch + errors]
+    if not filecmp.cmp(a / "grades.csv", b / "grades.csv", shallow=False):
+        differ.append("grades.csv")
+    return differ
+
+
+@pytest.mark.parametrize("name", ASSIGNMENTS)
+def test_the_cluster_grades_the_demo_class_as_the_local_pool_does(cluster, demo_out, tmp_path,
+                                                                  name):
+    from nbgrader.api import Gradebook
+
+    local = demo_out / name / "graded"
+    db = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    run = grade(assignment=name, submitted=demo_out / name / "submitted", out=tmp_path / "out",
+                root=ROOT, db_url=db, dask=cluster.address, progress=False, quiet=True)
+    assert _same_tree(local, tmp_path / "out") == []
+    workers = {w for d in run.details.values() for w in d.get("workers", [])}
+    assert workers <= set(cluster.workers().values()) and workers
+    with Gradebook(f"sqlite:///{demo_out / name / 'gradebook.db'}") as mine, Gradebook(db) as theirs:
+        for row in run.rows:
+            if row["status"] == "error":
+                continue
+            assert (theirs.find_submission(name, row["student_id"]).score
+                    == pytest.approx(mine.find_submission(name, row["student_id"]).score))
+
+
+def test_a_worker_killed_mid_class_costs_no_student_a_grade(cluster, demo_out, tmp_path):
+    from distributed import Client
+
+    name = "ps1_primitives" if "ps1_primitives" in ASSIGNMENTS else ASSIGNMENTS[0]
+    doomed = cluster.workers()["doomed"]
+    outcome: dict = {}
+
+    def work() -> None:
+        try:
+            outcome["run"] = grade(assignment=name, submitted=demo_out / name / "submitted",
+                                   out=tmp_path / "out", root=ROOT,
+                                   db_url=f"sqlite:///{tmp_path / 'gradebook.db'}",
+                                   dask=cluster.address, progress=False, quiet=True)
+        except BaseException as err:  # noqa: BLE001 - reported by the assertion below
+            outcome["error"] = err
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    with Client(cluster.address, timeout="20s") as client:
+        # Kill the worker while it is grading a student.
+        _wait_for(lambda: any(k.startswith("grade-") for k in client.processing().get(doomed, ())),
+                  "the doomed worker to take a student", timeout=300)
+    os.killpg(cluster.procs["doomed"].pid, signal.SIGKILL)
+    thread.join(timeout=1200)
+    assert "error" not in outcome, outcome.get("error")
+    run = outcome["run"]
+    assert _same_tree(demo_out / name / "graded", tmp_path / "out") == []
+    assert {w for d in run.details.values() for w in d.get("workers", [])} == {
+        cluster.workers()["steady"]}
+
+
+def test_daemonic_workers_are_refused_with_a_clear_message(tmp_path_factory, demo_out):
+    c = Cluster(tmp_path_factory.mktemp("daemonic"))
+    try:
+        # Under a nanny, Dask's default: the worker is a daemonic process.
+        c.procs["daemonic"] = _start(
+            ["worker", "--scheduler-file", str(c.file), "--nthreads", "1", "--no-dashboard",
+             "--host", "127.0.0.1", "--name", "daemonic"], c.tmp / "daemonic.log",
+            DASK_DISTRIBUTED__WORKER__DAEMON="True")
+        _wait_for(lambda: len(c.workers()) == 1, "one worker")
+        name = ASSIGNMENTS[0]
+        with pytest.raises(UsageError, match="DASK_DISTRIBUTED__WORKER__DAEMON=False"):
+            grade(assignment=name, submitted=demo_out / name / "submitted",
+                  out=tmp_path_factory.mktemp("never"), root=ROOT, dask=c.address,
+                  db_url=f"sqlite:///{tmp_path_factory.mktemp('db') / 'g.db'}",
+                  progress=False, quiet=True)
+    finally:
+        c.stop()
+
+
+def test_no_scheduler_is_a_usage_error(tmp_path, demo_out):
+    name = ASSIGNMENTS[0]
+    with pytest.raises(UsageError, match="no Dask scheduler"):
+        grade(assignment=name, submitted=demo_out / name / "submitted", out=tmp_path / "o",
+              root=ROOT, dask="tcp://127.0.0.1:9", db_url=f"sqlite:///{tmp_path / 'g.db'}",
+              progress=False, quiet=True)
+
+
+def test_a_worker_keeps_its_own_python_visible_in_the_sandbox():
+    """The main process's Python may live elsewhere than a worker's: each worker keeps its own
+    install visible, and hides nothing that contains it."""
+    from autograder.cluster import _for_this_machine
+    from autograder.runner import Config, Limits
+
+    mine = Path(sys.prefix).resolve()
+    config = Config(package="p", assignment="a", release_cells=[], limits=Limits(), secret=b"s",
+                    hide=["/elsewhere/course", str(mine.parent)], keep=["/elsewhere/.venv"])
+    here = _for_this_machine(config)
+    assert str(mine) in here.keep and "/elsewhere/.venv" not in here.keep
+    assert here.hide == ["/elsewhere/course"]

@@ -1,0 +1,150 @@
+"""Grades where instructors keep them, each checked against its format's published specification:
+Gradescope's results.json (and the bundle's run_autograder, run as Gradescope runs it), Canvas's
+gradebook import CSV, and nbgrader's gradebook (per-cell scores)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from autograder import exports
+from autograder.gradescope import build_bundle, unpack
+from autograder.release import names
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGNMENTS = names(root=ROOT)
+pytestmark = pytest.mark.timeout(2400)  # the first test waits for the demo classes' grading
+VISIBILITY = {"enum": ["visible", "hidden", "after_due_date", "after_published"]}
+# Gradescope's "Autograder Specifications", results.json: the fields it defines and their types.
+GRADESCOPE_SCHEMA = {
+    "type": "object",
+    "anyOf": [{"required": ["score"]}, {"required": ["tests"]}],
+    "properties": {
+        "score": {"type": "number"},
+        "execution_time": {"type": "number"},
+        "output": {"type": "string"},
+        "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
+        "visibility": VISIBILITY,
+        "stdout_visibility": VISIBILITY,
+        "extra_data": {"type": "object"},
+        "tests": {"type": "array", "items": {
+            "type": "object",
+            "required": ["score", "max_score"],
+            "properties": {
+                "score": {"type": "number"}, "max_score": {"type": "number"},
+                "status": {"enum": ["passed", "failed"]},
+                "name": {"type": "string"}, "number": {"type": "string"},
+                "output": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "visibility": VISIBILITY, "extra_data": {"type": "object"},
+            },
+            "additionalProperties": False,
+        }},
+        "leaderboard": {"type": "array"},
+    },
+    "additionalProperties": False,
+}
+# Canvas's gradebook CSV: the identity columns, in this order, before the assignment columns.
+CANVAS_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+HIDDEN = ("BEGIN HIDDEN TESTS", "check_cell(", "make_inputs", "def expect", "autograder.assignments")
+
+
+@pytest.mark.parametrize("name", ASSIGNMENTS)
+def test_gradescope_results_follow_the_specification(demo_out, name):
+    graded = demo_out / name / "graded"
+    for result in exports.read_results(graded):
+        data = exports.gradescope_results(result)
+        jsonschema.validate(data, GRADESCOPE_SCHEMA)
+        counted = [t for t in result["tests"] if t["status"] != "not-run"]
+        assert [t["name"] for t in data["tests"]] == [t["name"] for t in counted]
+        assert sum(t["score"] for t in data["tests"]) == pytest.approx(data["score"])
+        assert data["score"] == result["score"]
+        assert all(t["visibility"] == "after_published" for t in data["tests"])
+        text = json.dumps(data)
+        for secret in HIDDEN:
+            assert secret not in text
+
+
+def test_gradescope_visibility_is_checked():
+    with pytest.raises(ValueError, match="visibility"):
+        exports.gradescope_results({"assignment": "a", "score": 0, "max_score": 0, "tests": []},
+                                   visibility="sometimes")
+
+
+def test_the_bundle_grades_one_submission_as_gradescope_runs_it(demo_out, tmp_path):
+    name = ASSIGNMENTS[0]
+    bundle = build_bundle(assignment=name, root=ROOT, dest=tmp_path / "bundle.zip")
+    autograder = tmp_path / "autograder"
+    unpack(bundle, autograder / "source")
+    assert os.access(autograder / "source" / "run_autograder", os.X_OK)
+    assert not (autograder / "source" / "solutions").exists()
+    submitted = demo_out / name / "submitted" / "partial" / name
+    (autograder / "submission").mkdir()
+    for nb in submitted.glob("*.ipynb"):
+        (autograder / "submission" / nb.name).write_bytes(nb.read_bytes())
+    (autograder / "submission_metadata.json").write_text(json.dumps(
+        {"users": [{"id": "partial", "name": "A Student", "email": "a@example.org"}]}))
+    env = {**os.environ, "AUTOGRADER_ROOT": str(autograder), "PYTHON": sys.executable}
+    env.pop("PYTHONPATH", None)  # the bundle's own code, not this checkout's
+    run = subprocess.run(["bash", str(autograder / "source" / "run_autograder")], env=env,
+                         capture_output=True, text=True, timeout=900, check=False)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    data = json.loads((autograder / "results" / "results.json").read_text())
+    jsonschema.validate(data, GRADESCOPE_SCHEMA)
+    # Same secret, same student id, same notebook: the grade the demo class gave.
+    mine = json.loads((demo_out / name / "graded" / "results" / "partial.json").read_text())
+    assert data == exports.gradescope_results(mine)
+
+
+@pytest.mark.parametrize("name", ASSIGNMENTS)
+def test_canvas_csv_follows_the_import_format(demo_out, name):
+    graded = demo_out / name / "graded"
+    rows = list(csv.reader(io.StringIO(exports.canvas_csv(graded))))
+    assert rows[0] == [*CANVAS_IDENTITY, name]
+    assert rows[1][0] == "Points Possible" and float(rows[1][5]) > 0
+    grades = {r["student_id"]: r for r in exports.read_grades(graded)}
+    assert {r[3] for r in rows[2:]} == set(grades)
+    for row in rows[2:]:
+        assert len(row) == 6
+        assert float(row[5]) == float(grades[row[3]]["score"])
+
+
+def test_canvas_csv_takes_identities_from_a_roster(demo_out, tmp_path):
+    graded = demo_out / ASSIGNMENTS[0] / "graded"
+    roster = tmp_path / "roster.csv"
+    with roster.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow([*CANVAS_IDENTITY, "Something else (99)"])
+        w.writerow(["Full, Student", "101", "S101", "full", "Section A", "3"])
+    rows = list(csv.reader(io.StringIO(
+        exports.canvas_csv(graded, column="ps (123)", roster=roster))))
+    assert rows[0][-1] == "ps (123)"
+    full = next(r for r in rows if r[3] == "full")
+    assert full[:5] == ["Full, Student", "101", "S101", "full", "Section A"]
+
+
+def test_export_command(demo_out, tmp_path):
+    graded = demo_out / ASSIGNMENTS[0] / "graded"
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    run = subprocess.run([sys.executable, "-m", "autograder", "export", "canvas", str(graded)],
+                         cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[0].startswith("Student,ID,SIS User ID")
+    dest = tmp_path / "r.json"
+    run = subprocess.run([sys.executable, "-m", "autograder", "export", "gradescope", str(graded),
+                          "full", "--dest", str(dest)], cwd=ROOT, env=env, capture_output=True,
+                         text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    jsonschema.validate(json.loads(dest.read_text()), GRADESCOPE_SCHEMA)
+    run = subprocess.run([sys.executable, "-m", "autograder", "export", "gradescope", str(graded),
+                          "nobody"], cwd=ROOT, env=env, capture_output=True, text=True,
+                         check=False)
+    assert run.returncode == 2 and "no results" in run.stderr
