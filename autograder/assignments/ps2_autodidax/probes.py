@@ -214,7 +214,7 @@ def probe_matmul_jvp(ns, inputs):
 def probe_matmul_nested(ns, inputs):
     calls = Calls(ns, {"matmul_jvp": extra.matmul_p})
     g = programs.matmul_line(inputs, programs.ours())
-    return result(calls, derivatives(jvp_trace(calls.jvp_table()), g, inputs["t"], 3))
+    return result(calls, derivatives(jvp_trace(calls.jvp_table()), g, inputs["t"], 2))
 
 
 def probe_matmul_vmap(ns, inputs):
