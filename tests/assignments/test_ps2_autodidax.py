@@ -68,7 +68,7 @@ def _lost(result) -> dict[str, float]:
     lost: dict[str, float] = defaultdict(float)
     for test in result["tests"]:
         if test["points"] < test["max_points"]:
-            lost[TASK_OF[test["name"]]] += test["max_points"] - test["points"]
+            lost[TASK_OF[test["name"].split(":")[0]]] += test["max_points"] - test["points"]
     return dict(lost)
 
 
