@@ -28,6 +28,8 @@ from autograder.assignments.ps2_autodidax import checks, mutants
 ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = ROOT / "tests" / "assignments" / "ps2_variants.py"
 TOTAL = sum(check.points for check in checks.CHECKS)
+# The class fixture grades ~47 notebooks with the real command, one worker: minutes, not seconds.
+pytestmark = pytest.mark.timeout(3600)
 TASK_OF = {check.id: check.task for check in checks.CHECKS}
 GRADED_NAMES = ("exp_jvp", "log_jvp", "div_jvp", "max_jvp", "matmul_jvp", "matmul_batch",
                 "transpose_batch", "broadcast_batch", "vmap_axes")
