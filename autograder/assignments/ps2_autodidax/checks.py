@@ -300,6 +300,12 @@ def _out_axes_of(rng, inputs, out_rank_p, vary=True):
             _axis(rng, y_rank, allow_none=False), [None, 0, -1][int(rng.integers(3))]]
 
 
+def _moved_axis(rng, member_rank):
+    """An output axis other than the front one (member_rank >= 1), written either way."""
+    axis = int(rng.integers(1, member_rank + 1))
+    return axis - (member_rank + 1) if rng.random() < 0.5 else axis
+
+
 def _p_rank(inputs):
     shape = np.shape(inputs["const"])
     return len(shape) - len(inputs["program"]["sum"])
@@ -314,18 +320,25 @@ def _in_axes_only(rng):
 def _out_axes(rng):
     inputs = _tree_inputs(rng)
     inputs["out_axes"] = _out_axes_of(rng, inputs, _p_rank(inputs))
+    # x's double is mapped and has rank 1 or more: its axis is never the front one, so a vmap
+    # that ignores out_axes cannot pass by chance.
+    x_rank = np.ndim(inputs["args"][0]) - 1
+    inputs["out_axes"][1] = _moved_axis(rng, x_rank)
     if inputs["in_axes"][1] is None and rng.random() < 0.5:
         inputs["out_axes"][2] = None  # sin(y) of an unmapped y: None keeps it as it is
     inputs["out_style"] = ["full", "prefix"][int(rng.integers(2))]
     if inputs["out_style"] == "prefix":  # one axis for both outputs of "q": valid for both
         lowest = min(np.ndim(inputs["args"][0]) - 1,
                      np.ndim(inputs["args"][1]) - (inputs["in_axes"][1] is not None))
-        inputs["out_axes"][1] = inputs["out_axes"][2] = _axis(rng, lowest, allow_none=False)
+        inputs["out_axes"][1] = inputs["out_axes"][2] = (
+            _moved_axis(rng, lowest) if lowest else 0)
+        if not lowest:  # the constant output (rank 1 or more) then takes a moved axis
+            inputs["out_axes"][3] = -1
     return inputs
 
 
 def _out_axes_ints(rng):
-    rank = int(rng.integers(0, 4))
+    rank = int(rng.integers(1, 4))
     shapes = programs.draw_shapes(rng, 2, rank)
     shapes[1] = list(shapes[0])
     program = {"steps": programs.draw_steps(rng, 2, list(programs.PROVIDED), 1,
@@ -335,7 +348,7 @@ def _out_axes_ints(rng):
     out_rank = rank - len(program["sum"])
     size = int(rng.integers(2, 5))
     return {"program": program, "in_axes": in_axis,
-            "out_axes": _axis(rng, out_rank, allow_none=False),
+            "out_axes": _moved_axis(rng, out_rank) if out_rank else 0,
             "args": [_batched(rng, s, in_axis, size) for s in shapes]}
 
 
