@@ -78,12 +78,12 @@ def broadcast(x, shape, axes):
 
 
 def reduce_sum(x, axis=None):
-    # Normalised here, so that every rule can rely on a tuple of ints.
+    # Normalised here, so that every rule can rely on a tuple of non-negative ints.
     if axis is None:
         axis = tuple(range(np.ndim(x)))
     elif isinstance(axis, int):
         axis = (axis,)
-    return bind1(reduce_sum_p, x, axis=tuple(axis))
+    return bind1(reduce_sum_p, x, axis=tuple(a % np.ndim(x) for a in axis))
 
 
 def bind1(primitive, *args, **params):

@@ -17,78 +17,183 @@ SOURCE = Path(__file__).resolve().parents[3] / "solutions" / "ps2_autodidax" / "
 
 # name: (description, grade_id, task, text in the reference cell, its wrong replacement)
 EDITS = {
-    "cos_jvp_wrong_sign": (
-        "the JVP of cos forgets the minus sign of -sin",
+    # --- ps2.jvp_rules ------------------------------------------------------------------------
+    "exp_jvp_forgets_dx": (
+        "the JVP of exp returns exp(x) as the tangent, without the input tangent",
+        "jvp_rules", "ps2.jvp_rules", "return [out], [out * dx]", "return [out], [out]"),
+    "exp_jvp_with_numpy": (
+        "the JVP of exp computes with NumPy, which works once but not on tracers",
         "jvp_rules", "ps2.jvp_rules",
-        "return [cos(x)], [neg(sin(x)) * dx]", "return [cos(x)], [sin(x) * dx]"),
-    "mul_jvp_missing_term": (
-        "the JVP of mul keeps only dx * y (no product rule)",
+        "    out = exp(x)\n    return [out], [out * dx]",
+        "    out = np.exp(x)\n    return [out], [out * dx]"),
+    "log_jvp_times_x": (
+        "the JVP of log multiplies the tangent by x instead of dividing",
+        "jvp_rules", "ps2.jvp_rules", "return [log(x)], [div(dx, x)]", "return [log(x)], [dx * x]"),
+    "log_jvp_divides_by_log": (
+        "the JVP of log divides the tangent by log(x) instead of x",
+        "jvp_rules", "ps2.jvp_rules", "return [log(x)], [div(dx, x)]",
+        "out = log(x)\n    return [out], [div(dx, out)]"),
+    "div_jvp_forgets_dy": (
+        "the JVP of div ignores the divisor's tangent",
+        "jvp_rules", "ps2.jvp_rules", "return [out], [div(dx + neg(out * dy), y)]",
+        "return [out], [div(dx, y)]"),
+    "div_jvp_sign": (
+        "the JVP of div adds the divisor's term instead of subtracting it",
+        "jvp_rules", "ps2.jvp_rules", "return [out], [div(dx + neg(out * dy), y)]",
+        "return [out], [div(dx + out * dy, y)]"),
+    "div_jvp_no_square": (
+        "the JVP of div divides the divisor's term by y once, not y squared",
+        "jvp_rules", "ps2.jvp_rules", "return [out], [div(dx + neg(out * dy), y)]",
+        "return [out], [div(dx, y) + neg(x * dy)]"),
+    "div_jvp_python_division": (
+        "the JVP of div uses Python's / (NumPy's), which tracers do not support",
+        "jvp_rules", "ps2.jvp_rules", "return [out], [div(dx + neg(out * dy), y)]",
+        "return [out], [(dx + neg(out * dy)) / y]"),
+    "max_jvp_ties_to_y": (
+        "the JVP of maximum gives a tie the second operand's tangent",
         "jvp_rules", "ps2.jvp_rules",
-        "return [x * y], [dx * y + x * dy]", "return [x * y], [dx * y]"),
-    "sin_jvp_with_numpy": (
-        "the JVP of sin computes cos with NumPy, which works once but not on tracers",
+        "return [maximum(x, y)], [dx * (0.5 + 0.5 * s) + dy * (0.5 + neg(0.5 * s))]",
+        ("wins = greater(x, y) * 1.0\n"
+        "    return [maximum(x, y)], [dx * wins + dy * (1.0 + neg(wins))]")),
+    "max_jvp_ties_sum": (
+        "the JVP of maximum adds both tangents at a tie instead of averaging them",
         "jvp_rules", "ps2.jvp_rules",
-        "return [sin(x)], [cos(x) * dx]", "return [np.sin(x)], [np.cos(x) * dx]"),
-    "greater_jvp_passes_tangent": (
-        "the JVP of greater passes the first operand's tangent through instead of zero",
+        "return [maximum(x, y)], [dx * (0.5 + 0.5 * s) + dy * (0.5 + neg(0.5 * s))]",
+        ("tie = 1.0 + neg(greater(x, y) * 1.0) + neg(less(x, y) * 1.0)\n"
+        "    return [maximum(x, y)], [dx * (greater(x, y) * 1.0 + tie)"
+        " + dy * (less(x, y) * 1.0 + tie)]")),
+    "max_jvp_numpy_where": (
+        "the JVP of maximum picks tangents with np.where (ties to y, and no tracers)",
         "jvp_rules", "ps2.jvp_rules",
-        "out = greater(*primals)\n    return [out], [zeros_like(out)]",
-        "out = greater(*primals)\n    return [out], [tangents[0]]"),
-    "process_primitive_drops_params": (
-        "JVPTrace.process_primitive calls the rule without its params (reduce_sum's axis)",
-        "jvp_trace", "ps2.jvp_trace",
-        "jvp_rules[primitive](primals, tangents, **params)",
-        "jvp_rules[primitive](primals, tangents)"),
-    "jvp_flat_ignores_levels": (
-        ("jvp_flat reads the tangent of any JVPTracer it gets back, instead of raising outputs to "
-        "its own trace with full_raise (a full_raise that ignores levels)"),
-        "jvp", "ps2.jvp",
-        "tracers_out = [full_raise(trace, out) for out in f(*tracers_in)]",
-        ("tracers_out = [out if isinstance(out, JVPTracer) else trace.pure(out)\n"
-        "                       for out in f(*tracers_in)]")),
-    "tree_flatten_unsorted_dicts": (
-        ("tree_flatten walks dicts in insertion order instead of through the registry "
-        "(which sorts the keys)"),
-        "pytree", "ps2.pytree",
-        "    metadata, children = node_type.to_iterable(x)\n",
-        ("    if type(x) is dict:\n"
-        "        metadata, children = tuple(x), list(x.values())\n"
-        "    else:\n"
-        "        metadata, children = node_type.to_iterable(x)\n")),
-    "tree_unflatten_reverses_leaves": (
-        "tree_unflatten takes the leaves from the end of the list, losing their order",
-        "pytree", "ps2.pytree",
-        ("    remaining = iter(leaves)\n\n    def rebuild(td):\n        if td is leaf:\n"
-        "            return next(remaining)"),
-        ("    remaining = list(leaves)\n\n    def rebuild(td):\n        if td is leaf:\n"
-        "            return remaining.pop()")),
-    "reduce_sum_batching_keeps_axis": (
-        "the reduce_sum batching rule returns the input's batch axis as the output's",
-        "vmap_rules", "ps2.vmap_rules",
-        "[bdim - len([a for a in axis if a < bdim])]", "[bdim]"),
-    "binop_batching_no_broadcast": (
-        ("the binary batching rule leaves an unmapped operand as it is (NumPy broadcasting "
-        "only lines it up when the batch axis is in front)"),
-        "vmap_rules", "ps2.vmap_rules",
-        ("    x = move_batch_axis(axis_size, x_bdim, target, x)\n"
-        "    y = move_batch_axis(axis_size, y_bdim, target, y)\n"),
-        ("    if x_bdim is not not_mapped and y_bdim is not not_mapped:\n"
-        "        y = move_batch_axis(axis_size, y_bdim, target, y)\n")),
-    "unop_batching_axis_zero": (
-        "the unary batching rule always reports batch axis 0",
-        "vmap_rules", "ps2.vmap_rules",
-        "return [op(vals_in[0])], [dims_in[0]]", "return [op(vals_in[0])], [0]"),
-    "vmap_flat_keeps_batch_axes": (
-        ("vmap_flat returns the outputs without moving their batch axes to 0 (or broadcasting "
-        "unmapped ones)"),
-        "vmap", "ps2.vmap",
-        "return [move_batch_axis(axis_size, bd, 0, v) for v, bd in zip(vals_out, bdims_out)]",
-        "return vals_out"),
-    "jacfwd_transposed": (
-        "jacfwd returns vmap's stack as it is: the transpose of the Jacobian",
-        "jacfwd", "ps2.jacfwd",
-        "    return transpose(stacked, [*range(n_in, np.ndim(stacked)), *range(n_in)])",
-        "    return stacked"),
+        "return [maximum(x, y)], [dx * (0.5 + 0.5 * s) + dy * (0.5 + neg(0.5 * s))]",
+        "return [maximum(x, y)], [np.where(np.greater(x, y), dx, dy)]"),
+    # --- ps2.matmul ---------------------------------------------------------------------------
+    "matmul_jvp_one_term": (
+        "the JVP of matmul keeps only dx @ y (no product rule)",
+        "matmul", "ps2.matmul", "return [matmul(x, y)], [matmul(dx, y) + matmul(x, dy)]",
+        "return [matmul(x, y)], [matmul(dx, y)]"),
+    "matmul_jvp_operands_swapped": (
+        "the JVP of matmul writes the second term as dy @ x",
+        "matmul", "ps2.matmul", "return [matmul(x, y)], [matmul(dx, y) + matmul(x, dy)]",
+        ("return [matmul(x, y)], [matmul(dx, y) + transpose(matmul(transpose(dy, (1, 0)), "
+        "transpose(x, (1, 0))), (1, 0))]")),
+    "matmul_jvp_with_numpy": (
+        "the JVP of matmul computes with NumPy's matmul, which works once but not on tracers",
+        "matmul", "ps2.matmul", "return [matmul(x, y)], [matmul(dx, y) + matmul(x, dy)]",
+        "return [np.matmul(x, y)], [np.matmul(dx, y) + np.matmul(x, dy)]"),
+    "matmul_batch_no_broadcast": (
+        "the batching rule of matmul moves mapped operands but leaves an unmapped one as it is",
+        "matmul", "ps2.matmul",
+        ("    x = move_batch_axis(axis_size, x_bdim, 0, x)\n"
+        "    y = move_batch_axis(axis_size, y_bdim, 0, y)\n"),
+        ("    if x_bdim is not not_mapped:\n        x = move_batch_axis(axis_size, x_bdim, 0, x)\n"
+        "    if y_bdim is not not_mapped:\n        y = move_batch_axis(axis_size, y_bdim, 0, y)\n")),
+    "matmul_batch_assumes_front": (
+        "the batching rule of matmul assumes both batch axes are already in front",
+        "matmul", "ps2.matmul",
+        ("    x = move_batch_axis(axis_size, x_bdim, 0, x)\n"
+        "    y = move_batch_axis(axis_size, y_bdim, 0, y)\n"), ""),
+    "matmul_batch_to_last_axis": (
+        "the batching rule of matmul moves the batch axes last, where matmul reads matrix axes",
+        "matmul", "ps2.matmul",
+        ("    x = move_batch_axis(axis_size, x_bdim, 0, x)\n"
+        "    y = move_batch_axis(axis_size, y_bdim, 0, y)\n"
+        "    return [matmul(x, y)], [0]"),
+        ("    x = move_batch_axis(axis_size, x_bdim, np.ndim(x) - (x_bdim is not not_mapped), x)\n"
+        "    y = move_batch_axis(axis_size, y_bdim, np.ndim(y) - (y_bdim is not not_mapped), y)\n"
+        "    return [matmul(x, y)], [np.ndim(x) - 1]")),
+    "matmul_batch_reports_x_axis": (
+        "the batching rule of matmul moves the batch axes to 0 but reports x's old batch axis",
+        "matmul", "ps2.matmul", "return [matmul(x, y)], [0]",
+        "return [matmul(x, y)], [0 if x_bdim is not_mapped else x_bdim]"),
+    "matmul_batch_with_numpy": (
+        "the batching rule of matmul moves axes with NumPy, which fails on tracers below it",
+        "matmul", "ps2.matmul",
+        ("    x = move_batch_axis(axis_size, x_bdim, 0, x)\n"
+        "    y = move_batch_axis(axis_size, y_bdim, 0, y)\n"),
+        ("    x = np.moveaxis(x, x_bdim, 0) if x_bdim is not not_mapped else "
+        "np.broadcast_to(x, (axis_size, *np.shape(x)))\n"
+        "    y = np.moveaxis(y, y_bdim, 0) if y_bdim is not not_mapped else "
+        "np.broadcast_to(y, (axis_size, *np.shape(y)))\n")),
+    # --- ps2.shape_rules ----------------------------------------------------------------------
+    "transpose_batch_perm_unshifted": (
+        "the batching rule of transpose does not shift the member axes past the batch axis",
+        "shape_rules", "ps2.shape_rules", "[bdim] + [p + (p >= bdim) for p in perm]",
+        "[bdim] + list(perm)"),
+    "transpose_batch_assumes_front": (
+        "the batching rule of transpose assumes the batch axis is axis 0",
+        "shape_rules", "ps2.shape_rules", "[bdim] + [p + (p >= bdim) for p in perm]",
+        "[0] + [p + 1 for p in perm]"),
+    "transpose_batch_keeps_bdim": (
+        "the batching rule of transpose moves the batch axis to 0 but reports the old one",
+        "shape_rules", "ps2.shape_rules",
+        "return [transpose(x, [bdim] + [p + (p >= bdim) for p in perm])], [0]",
+        "return [transpose(x, [bdim] + [p + (p >= bdim) for p in perm])], [bdim]"),
+    "transpose_batch_with_numpy": (
+        "the batching rule of transpose calls np.transpose, which fails on an outer tracer",
+        "shape_rules", "ps2.shape_rules",
+        "return [transpose(x, [bdim] + [p + (p >= bdim) for p in perm])], [0]",
+        "return [np.transpose(x, [bdim] + [p + (p >= bdim) for p in perm])], [0]"),
+    "broadcast_batch_axes_unshifted": (
+        "the batching rule of broadcast puts the batch axis in front but does not shift axes",
+        "shape_rules", "ps2.shape_rules", "[a + 1 for a in axes]", "list(axes)"),
+    "broadcast_batch_assumes_front": (
+        "the batching rule of broadcast assumes the batch axis is axis 0",
+        "shape_rules", "ps2.shape_rules",
+        ("    x = move_batch_axis(axis_size, bdim, 0, x)\n"
+        "    return [broadcast(x, (axis_size, *shape), [a + 1 for a in axes])], [0]"),
+        "    return [broadcast(x, (axis_size, *shape), [a + 1 for a in axes])], [0]"),
+    "broadcast_batch_batch_last_reports_0": (
+        "the batching rule of broadcast appends the batch axis last but reports axis 0",
+        "shape_rules", "ps2.shape_rules",
+        ("    x = move_batch_axis(axis_size, bdim, 0, x)\n"
+        "    return [broadcast(x, (axis_size, *shape), [a + 1 for a in axes])], [0]"),
+        ("    x = move_batch_axis(axis_size, bdim, np.ndim(x) - 1, x)\n"
+        "    return [broadcast(x, (*shape, axis_size), axes)], [0]")),
+    # --- ps2.out_axes -------------------------------------------------------------------------
+    "out_axes_ignored": (
+        "vmap_axes always puts the output batch axis first, whatever out_axes says",
+        "out_axes", "ps2.out_axes",
+        "moved.append(move_batch_axis(size, bdim, in_range(target, rank), val))",
+        "moved.append(move_batch_axis(size, bdim, 0, val))"),
+    "out_axes_negative_member_rank": (
+        "vmap_axes counts a negative out_axes from the end of one member, not the batched output",
+        "out_axes", "ps2.out_axes", "rank = np.ndim(val) + (bdim is not_mapped)",
+        "rank = np.ndim(val) + (bdim is not_mapped) - 1\n                rank = max(rank, 1)"),
+    "in_axes_prefix_one_leaf": (
+        "vmap_axes lets an int in in_axes stand for one leaf only, not a whole subtree",
+        "out_axes", "ps2.out_axes", "return [prefix] * len(tree_flatten(tree)[0])",
+        "return [prefix]"),
+    "in_axes_negative_unnormalised": (
+        "vmap_axes boxes arguments with a negative batch axis as given",
+        "out_axes", "ps2.out_axes",
+        "axes = [None if ax is None else in_range(ax, np.ndim(x))",
+        "axes = [None if ax is None else (in_range(ax, np.ndim(x)) and ax)"),
+    "out_axes_none_broadcasts": (
+        "vmap_axes treats out_axes None like 0 (broadcasting unmapped outputs, never raising)",
+        "out_axes", "ps2.out_axes", "if target is None:", "if target is None and False:"),
+    "out_axes_none_never_raises": (
+        "vmap_axes returns a mapped output as it is when its out_axes is None",
+        "out_axes", "ps2.out_axes",
+        ("                if bdim is not not_mapped:\n"
+        "                    raise ValueError(\"an output with out_axes None depends on a mapped "
+        "input\")\n"), ""),
+    "in_axes_out_of_range_wraps": (
+        "vmap_axes wraps an axis beyond the rank around instead of raising",
+        "out_axes", "ps2.out_axes", "    if not -rank <= axis < rank:",
+        "    if rank == 0:"),
+    "out_axes_unmapped_not_broadcast": (
+        "vmap_axes returns an unmapped output without a batch axis even when out_axes is an int",
+        "out_axes", "ps2.out_axes",
+        "            if target is None:\n",
+        "            if target is None or bdim is not_mapped:\n"),
+    "in_axes_tuple_only_top": (
+        "vmap_axes accepts in_axes only as one int or one entry per argument, not as nested trees",
+        "out_axes", "ps2.out_axes",
+        "    if prefix is None or isinstance(prefix, int):\n",
+        ("    if not isinstance(tree, tuple) and not (prefix is None or isinstance(prefix, int)):\n"
+        "        raise ValueError('in_axes must be an int or None for each argument')\n"
+        "    if prefix is None or isinstance(prefix, int):\n")),
 }
 
 
@@ -120,5 +225,5 @@ MUTANTS = _mutants()
 TASK = {name: edit[2] for name, edit in EDITS.items()}
 
 # The few wrong students of the demo class, and the cells a partial student has done.
-DEMO = ("cos_jvp_wrong_sign", "jvp_flat_ignores_levels", "jacfwd_transposed")
-PARTIAL = ("jvp_rules", "jvp_trace", "pytree")
+DEMO = ("div_jvp_sign", "matmul_batch_no_broadcast", "out_axes_ignored")
+PARTIAL = ("jvp_rules", "matmul")

@@ -1,33 +1,26 @@
 """Probes of ps2_autodidax: run in the student's process, call the student's code, return plain
 data. Never compare anything (the grader does).
 
-Each task is probed on its own. The student's functions read the other tasks' names as globals of
-the notebook; while a probe runs, those names are swapped for the reference implementations of
-``jaxcourse.autodidax`` (and swapped back), so a mistake in one task costs points on that task
-only. Functions that must be the student's own are refused when they come from ``jaxcourse``.
+Each task is probed with the course's own machinery (Part II's interpreters) and the student's
+rules *of that task only*: every probe builds its interpreters from the rule tables the course
+provides (snapshotted when this module is imported, before any student code runs) plus the rules
+it grades, each counted, so that a check fails when the rule it scores was never called. No rule
+of any graded task exists in this process except the student's.
 """
 
 from __future__ import annotations
 
 import functools
-from contextlib import contextmanager
+import math
 
 import numpy as np
 
+import jaxcourse.autodidax.vmap  # noqa: F401 - fills the provided batching rules
 from autograder.assignments.ps2_autodidax import programs
-from jaxcourse.autodidax import batching as ref_batching
-from jaxcourse.autodidax import core
-from jaxcourse.autodidax import jvp as ref_jvp
-from jaxcourse.autodidax import pytree as ref_pytree
-from jaxcourse.autodidax import vmap as ref_vmap
+from jaxcourse.autodidax import batching, core, extra
+from jaxcourse.autodidax import jvp as provided_jvp
 from jaxcourse.autodidax.batching import BatchTracer, move_batch_axis, not_mapped
 from jaxcourse.autodidax.jvp import JVPTracer
-
-RULE_PRIMITIVES = {
-    "jvp_rules": (core.add_p, core.mul_p, core.neg_p, core.sin_p, core.cos_p, core.reduce_sum_p,
-                  core.greater_p, core.less_p),
-    "vmap_rules": (core.add_p, core.mul_p, core.neg_p, core.sin_p, core.cos_p, core.reduce_sum_p),
-}
 
 
 def _origin(obj) -> str:
@@ -35,345 +28,280 @@ def _origin(obj) -> str:
     return getattr(obj, "__module__", None) or ""
 
 
+GRADED = (extra.exp_p, extra.log_p, extra.div_p, extra.max_p, extra.matmul_p)
+
+
+def _provided(table: dict, graded) -> dict:
+    # Only the course's own rules: the engine imports this module before the student's code runs,
+    # but an in-process run (nbgrader validate) may come after the notebook registered its rules.
+    return {prim: rule for prim, rule in table.items()
+            if prim not in graded and _origin(rule).startswith("jaxcourse.")}
+
+
+BASE_JVP = _provided(provided_jvp.jvp_rules, GRADED)
+BASE_VMAP = _provided(batching.vmap_rules, GRADED + (core.transpose_p, core.broadcast_p))
+
+
 def own(ns: dict, name: str):
     """``ns[name]``, written in the notebook rather than imported from the course package."""
     if name not in ns:
         raise NameError(f"{name} is not defined")
     obj = ns[name]
-    if _origin(obj).startswith("jaxcourse"):
+    if _origin(obj).startswith(("jaxcourse", "autograder")):
         raise ImportError(f"{name} comes from {_origin(obj)}, not from your notebook")
-    if name in RULE_PRIMITIVES:
-        for prim in RULE_PRIMITIVES[name]:
-            if prim in obj and _origin(obj[prim]).startswith("jaxcourse"):
-                raise ImportError(f"the {prim.name} rule in {name} is not your own")
+    if not callable(obj):
+        raise TypeError(f"{name} is not a function")
     return obj
 
 
-class _RefBatchTrace(ref_batching.BatchTrace):
-    rules = ref_batching.vmap_rules  # filled by importing jaxcourse.autodidax.vmap
+class Calls:
+    """The student's rules of one task, each wrapped to count its calls."""
 
+    def __init__(self, ns: dict, names: dict):
+        self.count = {name: 0 for name in names}
+        self.rules = {prim: self._counted(name, own(ns, name)) for name, prim in names.items()}
 
-REFERENCE = {
-    "jvp_rules": ref_jvp.jvp_rules,
-    "JVPTrace": ref_jvp.JVPTrace,
-    "tree_flatten": ref_pytree.tree_flatten,
-    "tree_unflatten": ref_pytree.tree_unflatten,
-    "flatten_fun": ref_pytree.flatten_fun,
-    "jvp_flat": ref_jvp.jvp_flat,
-    "jvp": ref_jvp.jvp,
-    "BatchTrace": _RefBatchTrace,
-    "vmap_flat": ref_vmap.vmap_flat,
-    "vmap": ref_vmap.vmap,
-}
+    def _counted(self, name, rule):
+        def counted(*args, **params):
+            self.count[name] += 1
+            return rule(*args, **params)
 
+        return counted
 
-@contextmanager
-def reference(ns: dict, *names: str):
-    """While inside, the notebook's globals ``names`` are the reference implementations."""
-    saved = {name: ns[name] for name in names if name in ns}
-    ns.update({name: REFERENCE[name] for name in names})
-    try:
-        yield
-    finally:
-        for name in names:
-            ns.pop(name, None)
-        ns.update(saved)
-        del core.trace_stack[1:]  # a crash inside a transformation must not leave it pushed
+    def jvp_table(self):
+        return {**BASE_JVP, **self.rules}
+
+    def vmap_table(self):
+        return {**BASE_VMAP, **self.rules}
 
 
 def _f64(x):
     return np.asarray(x, dtype=np.float64)
 
 
-# --- Drivers built from one task's code and the reference of everything else -----------------
-def _jvp_driver(trace_type):
-    """JVP of a function of arrays to one array, with ``trace_type`` as the interpreter."""
-
-    def jvp1(f, primals, tangents):
-        with core.new_main(trace_type) as main:
-            trace = trace_type(main)
-            out = f(*[JVPTracer(trace, p, t) for p, t in zip(primals, tangents)])
-            out = core.full_raise(trace, out)
-            return out.primal, out.tangent
-
-    return jvp1
-
-
-def _rules_trace(rules):
-    class RulesJVPTrace(ref_jvp.JVPTrace):
+# --- The course's interpreters, with a rule table of the probe's choosing ----------------------
+def jvp_trace(table: dict) -> type:
+    class TableJVPTrace(provided_jvp.JVPTrace):
         def process_primitive(self, primitive, tracers, params):
-            primals = [t.primal for t in tracers]
-            tangents = [t.tangent for t in tracers]
-            p_out, t_out = rules[primitive](primals, tangents, **params)
+            if primitive not in table:
+                raise NotImplementedError(f"no JVP rule for {primitive.name}")
+            primals, tangents = core.unzip2((t.primal, t.tangent) for t in tracers)
+            p_out, t_out = table[primitive](primals, tangents, **params)
             return [JVPTracer(self, p, t) for p, t in zip(p_out, t_out)]
 
-    return RulesJVPTrace
+    return TableJVPTrace
 
 
-def _vmap_driver(rules):
-    """vmap of a function of arrays to one array, batching with ``rules``."""
+def batch_trace(table: dict) -> type:
+    class TableBatchTrace(batching.BatchTrace):
+        rules = table
 
-    class RulesBatchTrace(ref_batching.BatchTrace):
-        pass
+        def process_primitive(self, primitive, tracers, params):
+            if primitive not in table:
+                raise NotImplementedError(f"no batching rule for {primitive.name}")
+            return super().process_primitive(primitive, tracers, params)
 
-    RulesBatchTrace.rules = rules
-
-    def vmap1(f, in_axes, *args):
-        bdims = [not_mapped if ax is None else ax for ax in in_axes]
-        (size,) = {np.shape(x)[bd] for x, bd in zip(args, bdims) if bd is not not_mapped}
-        with core.new_main(RulesBatchTrace, size) as main:
-            trace = RulesBatchTrace(main)
-            out = f(*[x if bd is not_mapped else BatchTracer(trace, x, bd)
-                      for x, bd in zip(args, bdims)])
-            out = core.full_raise(trace, out)
-            val, bdim = out.val, out.batch_dim
-        return move_batch_axis(size, bdim, 0, val)
-
-    return vmap1
+    return TableBatchTrace
 
 
-def _deriv(jvp1, h):
-    return lambda v: jvp1(h, (v,), (1.0,))[1]
+def jvp1(trace_type, f, primals, tangents):
+    """(primal, tangent) of ``f``, a function of arrays to one array."""
+    with core.new_main(trace_type) as main:
+        trace = trace_type(main)
+        out = f(*[JVPTracer(trace, p, t) for p, t in zip(primals, tangents)])
+        out = core.full_raise(trace, out)
+        return out.primal, out.tangent
 
 
-def _derivs(jvp1, f, x, order):
-    """[f'(x), f''(x), ...] up to ``order``, nesting ``jvp1``."""
+def vmap1(trace_type, f, in_axes, *args):
+    """``f`` (arrays to one array) mapped over ``in_axes``; the batch axis of the result first."""
+    bdims = [not_mapped if ax is None else ax % np.ndim(x) for x, ax in zip(args, in_axes)]
+    sizes = {np.shape(x)[bd] for x, bd in zip(args, bdims) if bd is not not_mapped}
+    (size,) = sizes
+    with core.new_main(trace_type, size) as main:
+        trace = trace_type(main)
+        out = f(*[x if bd is not_mapped else BatchTracer(trace, x, bd)
+                  for x, bd in zip(args, bdims)])
+        out = core.full_raise(trace, out)
+        val, bdim = out.val, out.batch_dim
+    return move_batch_axis(size, bdim, 0, val)
+
+
+def nested_vmap(trace_type, f, levels):
+    """``f`` under one vmap per entry of ``levels`` (in_axes, innermost first)."""
+    for in_axes in levels:
+        f = functools.partial(vmap1, trace_type, f, list(in_axes))
+    return f
+
+
+def jacfwd(jvp_type, batch_type, f, x):
+    """The Jacobian of ``f`` at ``x``, shaped f(x).shape + x.shape: one JVP per basis vector, all
+    at once under vmap (then, for a matrix ``x``, a reshape: only at the top, outside any trace)."""
+    shape = tuple(np.shape(x))
+    size = math.prod(shape)
+    basis = np.eye(size).reshape((size,) + shape)
+    columns = vmap1(batch_type, lambda v: jvp1(jvp_type, f, [x], [v])[1], [0], basis)
+    if len(shape) != 1:
+        columns = np.reshape(columns, shape + np.shape(columns)[1:])
+    n_in = len(shape)
+    return core.transpose(columns, [*range(n_in, np.ndim(columns)), *range(n_in)])
+
+
+def derivatives(jvp_type, f, x, order):
+    """[f'(x), f''(x), ...] of a scalar function, nesting ``jvp1``."""
     out, g = [], f
     for _ in range(order):
-        g = _deriv(jvp1, g)
+        g = functools.partial(lambda h, v: jvp1(jvp_type, h, [v], [1.0])[1], g)
         out.append(_f64(g(x)))
     return out
 
 
-# --- ps2.jvp_rules ---------------------------------------------------------------------------
-def _rules_jvp1(ns):
-    return _jvp_driver(_rules_trace(own(ns, "jvp_rules")))
+def result(calls: Calls, value):
+    return {"calls": dict(calls.count), "value": value}
 
 
-def probe_jvp_rules_composite(ns, inputs):
-    f = programs.build(inputs["program"], programs.OURS)
-    primal, tangent = _rules_jvp1(ns)(f, inputs["primals"], inputs["tangents"])
-    return [_f64(primal), _f64(tangent)]
+# --- ps2.jvp_rules -----------------------------------------------------------------------------
+JVP_RULES = {"exp_jvp": extra.exp_p, "log_jvp": extra.log_p, "div_jvp": extra.div_p,
+             "max_jvp": extra.max_p}
 
 
-def probe_jvp_rules_nested(ns, inputs):
-    f = programs.build(inputs["program"], programs.OURS)
-    return _derivs(_rules_jvp1(ns), f, inputs["x"], inputs["order"])
-
-
-def probe_jvp_rules_comparisons(ns, inputs):
-    jvp1 = _rules_jvp1(ns)
-    x, y = inputs["x"], inputs["y"]
-    out = []
-    for compare in (core.greater, core.less):
-        primal, tangent = jvp1(compare, (x, y), (np.ones_like(x), np.ones_like(y)))
-        out += [_f64(primal), _f64(tangent)]
-
-    def branchy(v):  # Python control flow on a JVP tracer
-        return core.sin(v) * v if v > inputs["c"] else core.cos(v)
-
-    for v in inputs["points"]:
-        out += [_f64(t) for t in jvp1(branchy, (v,), (1.0,))]
-    return out
-
-
-# --- ps2.jvp_trace ---------------------------------------------------------------------------
-def _trace_jvp1(ns):
-    return _jvp_driver(own(ns, "JVPTrace"))
-
-
-def probe_jvp_trace_composite(ns, inputs):
-    f = programs.build(inputs["program"], programs.OURS)
-    with reference(ns, "jvp_rules"):
-        primal, tangent = _trace_jvp1(ns)(f, inputs["primals"], inputs["tangents"])
-    return [_f64(primal), _f64(tangent)]
-
-
-def probe_jvp_trace_nested(ns, inputs):
-    f = programs.build(inputs["program"], programs.OURS)
-    with reference(ns, "jvp_rules"):
-        return _derivs(_trace_jvp1(ns), f, inputs["x"], inputs["order"])
-
-
-# --- ps2.pytree ------------------------------------------------------------------------------
-def probe_pytree_leaves(ns, inputs):
-    leaves, _ = own(ns, "tree_flatten")(programs.decode(inputs["tree"]))
-    return _f64(list(leaves))
-
-
-def probe_pytree_roundtrip(ns, inputs):
-    tree = programs.decode(inputs["tree"])
-    leaves, treedef = own(ns, "tree_flatten")(tree)
-    rebuilt = own(ns, "tree_unflatten")(treedef, [2.0 * v for v in leaves])
-    values = np.asarray(programs.canonical_leaves(rebuilt), dtype=np.float64)
-    return {"structure": programs.describe(rebuilt), "values": values}
-
-
-def probe_pytree_structure(ns, inputs):
-    tree_flatten, flatten_fun = own(ns, "tree_flatten"), own(ns, "flatten_fun")
-    tree = programs.decode(inputs["tree"])
-    reordered = programs.decode(inputs["reordered"])
-    other = programs.decode(inputs["other"])
-    same = tree_flatten(tree)[1] == tree_flatten(reordered)[1]
-    differ = tree_flatten(tree)[1] != tree_flatten(other)[1]
-    # flatten_fun: a function of the tree whose output is `other`-shaped, called on flat leaves.
-    leaves, in_tree = tree_flatten((tree,))
-    f_flat, out_tree = flatten_fun(lambda t: programs.decode(inputs["other"]), in_tree)
-    out_leaves = f_flat(*leaves)
-    flat_ok = out_tree() == tree_flatten(other)[1]
-    return {"flags": [bool(same), bool(differ), bool(flat_ok)], "out": _f64(list(out_leaves))}
-
-
-# --- ps2.jvp ---------------------------------------------------------------------------------
-JVP_DEPS = ("jvp_rules", "JVPTrace", "tree_flatten", "tree_unflatten", "flatten_fun")
-
-
-def _tree_args(inputs):
-    def tree(vals):
-        x, y, z, w = vals
-        return {"a": x, "b": [y, programs.Pair(z, w)]}
-
-    return tree(inputs["primals"]), tree(inputs["tangents"])
-
-
-def probe_jvp_pytree(ns, inputs):
-    own(ns, "jvp_flat")
-    jvp = own(ns, "jvp")
-    primals, tangents = _tree_args(inputs)
-    with reference(ns, *JVP_DEPS):
-        out, dout = jvp(programs.tree_function(inputs["program"], programs.OURS), (primals,), (tangents,))
-    return {"structure": programs.describe(out) + programs.describe(dout),
-            "values": [programs.encode(out), programs.encode(dout)]}
-
-
-def probe_jvp_perturbation(ns, inputs):
-    own(ns, "jvp_flat")
-    jvp = own(ns, "jvp")
-
-    def deriv(f):
-        return lambda v: jvp(f, (v,), (1.0,))[1]
-
-    x, y0 = inputs["x"], inputs["y0"]
-    with reference(ns, *JVP_DEPS):
-        return [
-            _f64(deriv(lambda a: a * deriv(lambda b: a + b)(y0))(x)),
-            _f64(deriv(lambda a: a * deriv(lambda b: a)(y0))(x)),
-            _f64(deriv(lambda a: core.sin(a) * deriv(lambda b: a * b)(y0))(x)),
-        ]
+def probe_jvp_composite(ns, inputs):
+    calls = Calls(ns, JVP_RULES)
+    trace_type = jvp_trace(calls.jvp_table())
+    f = programs.build(inputs["program"], programs.ours())
+    primal, tangent = jvp1(trace_type, f, inputs["primals"], inputs["tangents"])
+    out = [_f64(primal), _f64(tangent)]
+    for case in inputs.get("cases", []):  # single primitives at chosen points (ties, tiny divisors)
+        op = programs.ours()[case["op"]]
+        p, t = jvp1(trace_type, op, case["primals"], case["tangents"])
+        out += [_f64(p), _f64(t)]
+    return result(calls, out)
 
 
 def probe_jvp_nested(ns, inputs):
-    own(ns, "jvp_flat")
-    jvp = own(ns, "jvp")
-    f = programs.build(inputs["program"], programs.OURS)
-    with reference(ns, *JVP_DEPS):
-        return _derivs(lambda g, p, t: jvp(g, p, t), f, inputs["x"], inputs["order"])
+    calls = Calls(ns, JVP_RULES)
+    f = programs.build(inputs["program"], programs.ours())
+    values = derivatives(jvp_trace(calls.jvp_table()), f, inputs["x"], inputs["order"])
+    return result(calls, values)
 
 
-def probe_jvp_of_vmap(ns, inputs):
-    own(ns, "jvp_flat")
-    jvp = own(ns, "jvp")
-    f = programs.build(inputs["program"], programs.OURS)
-    batched = ref_vmap.vmap(lambda *a: programs.OURS["sum"](f(*a)), tuple(inputs["in_axes"]))
-    with reference(ns, *JVP_DEPS):
-        primal, tangent = jvp(batched, tuple(inputs["primals"]), tuple(inputs["tangents"]))
-    return [_f64(primal), _f64(tangent)]
+def probe_jvp_closure(ns, inputs):
+    calls = Calls(ns, JVP_RULES)
+    trace_type = jvp_trace(calls.jvp_table())
+
+    def deriv(f):
+        return lambda v: jvp1(trace_type, f, [v], [1.0])[1]
+
+    values = [_f64(deriv(g)(inputs["x"]))
+              for g in programs.closures(programs.ours(), deriv, inputs["y0"], inputs["c"])]
+    return result(calls, values)
 
 
-# --- ps2.vmap_rules --------------------------------------------------------------------------
-def _rules_vmap1(ns):
-    return _vmap_driver(own(ns, "vmap_rules"))
+# --- ps2.matmul --------------------------------------------------------------------------------
+def _matmul_calls(ns):
+    calls = Calls(ns, {"matmul_jvp": extra.matmul_p})
+    batch = Calls(ns, {"matmul_batch": extra.matmul_p})
+    return calls, batch
 
 
-def probe_vmap_rules_mixed_axes(ns, inputs):
-    f = programs.build(inputs["program"], programs.OURS)
-    def g(*args):  # a scalar per batch member
-        return programs.OURS["sum"](f(*args))
-
-    return _f64(_rules_vmap1(ns)(g, inputs["in_axes"], *inputs["args"]))
-
-
-def probe_vmap_rules_reduce_sum(ns, inputs):
-    vmap1 = _rules_vmap1(ns)
-    return [_f64(vmap1(lambda v, axis=tuple(axis): core.reduce_sum(v, axis), [in_axis], x))
-            for x, in_axis, axis in inputs["cases"]]
+def probe_matmul_jvp(ns, inputs):
+    calls = Calls(ns, {"matmul_jvp": extra.matmul_p})
+    f = programs.matmul_chain(inputs["program"], programs.ours())
+    primal, tangent = jvp1(jvp_trace(calls.jvp_table()), f, inputs["primals"], inputs["tangents"])
+    return result(calls, [_f64(primal), _f64(tangent)])
 
 
-def probe_vmap_rules_of_jvp(ns, inputs):
-    f = programs.build(inputs["program"], programs.OURS)
-
-    def tangent_of(x, t):
-        return ref_jvp.jvp_v1(f, (x,), (t,))[1]
-
-    return _f64(_rules_vmap1(ns)(tangent_of, [0, 0], inputs["xs"], inputs["ts"]))
+def probe_matmul_nested(ns, inputs):
+    calls = Calls(ns, {"matmul_jvp": extra.matmul_p})
+    g = programs.matmul_line(inputs, programs.ours())
+    return result(calls, derivatives(jvp_trace(calls.jvp_table()), g, inputs["t"], 2))
 
 
-# --- ps2.vmap --------------------------------------------------------------------------------
-VMAP_DEPS = ("BatchTrace", "tree_flatten", "tree_unflatten", "flatten_fun")
+def probe_matmul_vmap(ns, inputs):
+    batch = Calls(ns, {"matmul_batch": extra.matmul_p})
+    f = programs.matmul_pair(programs.ours())
+    out = vmap1(batch_trace(batch.vmap_table()), f, inputs["in_axes"], *inputs["args"])
+    return result(batch, _f64(out))
 
 
-def probe_vmap_pytree(ns, inputs):
-    own(ns, "vmap_flat")
-    vmap = own(ns, "vmap")
-    body = programs.build(inputs["program"], programs.OURS)
+def probe_matmul_jacfwd(ns, inputs):
+    jvp_calls, batch = _matmul_calls(ns)
+    f = programs.matmul_sizes(inputs, programs.ours())
+    jac = jacfwd(jvp_trace(jvp_calls.jvp_table()), batch_trace(batch.vmap_table()), f,
+                 inputs["x"])
+    return {"calls": {**jvp_calls.count, **batch.count}, "value": _f64(jac)}
 
-    def f(tree, scale):
-        x, (y, pair) = tree["a"], tree["b"]
-        out = body(x, y, pair.first, pair.second)
-        return {"sum": programs.OURS["sum"](out), "pair": programs.Pair(out, x * scale)}
 
-    ax = inputs["in_axes"]
-    args = ({"a": inputs["args"][0], "b": [inputs["args"][1],
-                                          programs.Pair(inputs["args"][2], inputs["args"][3])]},
-            inputs["scale"])
-    axes = ({"a": ax[0], "b": [ax[1], programs.Pair(ax[2], ax[3])]}, None)
-    with reference(ns, *VMAP_DEPS):
-        out = vmap(f, axes)(*args)
+def probe_matmul_jvp_of_vmap(ns, inputs):
+    jvp_calls, batch = _matmul_calls(ns)
+    f = programs.matmul_pair(programs.ours())
+    batch_type = batch_trace(batch.vmap_table())
+
+    def batched(*args):
+        return vmap1(batch_type, f, inputs["in_axes"], *args)
+
+    primal, tangent = jvp1(jvp_trace(jvp_calls.jvp_table()), batched, inputs["args"],
+                           inputs["tangents"])
+    return {"calls": {**jvp_calls.count, **batch.count}, "value": [_f64(primal), _f64(tangent)]}
+
+
+# --- ps2.shape_rules ---------------------------------------------------------------------------
+SHAPE_RULES = {"transpose_batch": core.transpose_p, "broadcast_batch": core.broadcast_p}
+
+
+def probe_shape_cases(ns, inputs):
+    calls = Calls(ns, SHAPE_RULES)
+    trace_type = batch_trace(calls.vmap_table())
+    lib = programs.ours()
+    out = []
+    for case in inputs["cases"]:
+        f = programs.shape_case(case, lib)
+        out.append(_f64(vmap1(trace_type, f, case["in_axes"], *case["args"])))
+    return result(calls, out)
+
+
+def probe_shape_nested(ns, inputs):
+    calls = Calls(ns, SHAPE_RULES)
+    f = programs.build(inputs["program"], programs.ours())
+    batched = nested_vmap(batch_trace(calls.vmap_table()), f, inputs["levels"])
+    return result(calls, _f64(batched(*inputs["args"])))
+
+
+def probe_shape_hessian(ns, inputs):
+    calls = Calls(ns, SHAPE_RULES)
+    jvp_type, batch_type = jvp_trace(dict(BASE_JVP)), batch_trace(calls.vmap_table())
+    f = programs.mixing(inputs["program"], programs.ours())
+    hessian = jacfwd(jvp_type, batch_type, lambda v: jacfwd(jvp_type, batch_type, f, v),
+                     inputs["x"])
+    return result(calls, _f64(hessian))
+
+
+# --- ps2.out_axes ------------------------------------------------------------------------------
+def probe_out_axes(ns, inputs):
+    vmap_axes = own(ns, "vmap_axes")
+    f = programs.tree_function(inputs["program"], programs.ours(), inputs["const"])
+    args = programs.tree_args(*inputs["args"])
+    in_axes = programs.in_axes_tree(inputs["in_axes"], inputs["in_style"])
+    out_axes = programs.out_axes_tree(inputs["out_axes"], inputs["out_style"])
+    out = vmap_axes(f, in_axes=in_axes, out_axes=out_axes)(*args)
     return {"structure": programs.describe(out), "values": programs.encode(out)}
 
 
-def probe_vmap_of_jvp(ns, inputs):
-    own(ns, "vmap_flat")
-    vmap = own(ns, "vmap")
-    f = programs.build(inputs["program"], programs.OURS)
-
-    def jvp_at(x, t):
-        return ref_jvp.jvp(f, (x,), (t,))
-
-    with reference(ns, *VMAP_DEPS):
-        primal, tangent = vmap(jvp_at, (0, 0))(inputs["xs"], inputs["ts"])
-    return [_f64(primal), _f64(tangent)]
+def probe_out_axes_ints(ns, inputs):
+    vmap_axes = own(ns, "vmap_axes")
+    f = programs.build(inputs["program"], programs.ours())
+    out = vmap_axes(f, in_axes=inputs["in_axes"], out_axes=inputs["out_axes"])(*inputs["args"])
+    return programs.encode(out)
 
 
-def probe_vmap_unmapped_outputs(ns, inputs):
-    own(ns, "vmap_flat")
-    vmap = own(ns, "vmap")
-    const = inputs["const"]
-
-    def f(x, y):
-        return [core.sin(x), y, const]
-
-    with reference(ns, *VMAP_DEPS):
-        return [_f64(v) for v in vmap(f, (inputs["axis"], None))(inputs["x"], inputs["y"])]
-
-
-# --- ps2.jacfwd ------------------------------------------------------------------------------
-JACFWD_DEPS = JVP_DEPS + ("jvp_flat", "jvp") + VMAP_DEPS[1:] + ("BatchTrace", "vmap_flat", "vmap")
-
-
-def probe_jacfwd_mixing(ns, inputs):
-    jacfwd = own(ns, "jacfwd")
-    f = programs.build(inputs["program"], programs.OURS)
-
-    def mixing(v):
-        return core.mul(f(v), programs.OURS["sum"](v))
-
-    with reference(ns, *JACFWD_DEPS):
-        return _f64(jacfwd(mixing, inputs["x"]))
-
-
-def probe_jacfwd_matrix(ns, inputs):
-    jacfwd = own(ns, "jacfwd")
-    f = programs.build(inputs["program"], programs.OURS)
-    with reference(ns, *JACFWD_DEPS):
-        return _f64(jacfwd(f, inputs["x"]))
+def probe_out_axes_errors(ns, inputs):
+    vmap_axes = own(ns, "vmap_axes")
+    out = []
+    for case in programs.error_cases(inputs, programs.ours()):
+        try:
+            case(vmap_axes)
+        except Exception as err:  # noqa: BLE001 - the kind of error is the answer
+            out.append(type(err).__name__)
+        else:
+            out.append("nothing")
+    return out

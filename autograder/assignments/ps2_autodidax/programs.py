@@ -1,162 +1,252 @@
-"""Random functions and pytrees as plain data, built the same way on both sides.
+"""Random programs as plain data, built the same way on both sides.
 
-A *program* is a list of steps ``[op, i]`` or ``[op, i, j]``; step ``k`` appends
-``op(vals[i], vals[j])`` to ``vals``, which starts as the function's arguments. The grader draws
-programs (``draw_program``), the probe runs them on the student's core (``build(program, OURS)``)
-and the expectation on real JAX (``build(program, theirs())``).
+A *program* is a dict: ``steps``, a list of ``[op, i]`` or ``[op, i, j]`` (step ``k`` appends
+``op(vals[i], vals[j])`` to ``vals``, which starts as the function's arguments), and ``sum``, the
+axes the output is summed over at the end (several, some negative, or none). The grader draws
+programs, the probe builds them on the course's core (``build(program, ours())``) and the grader
+on real JAX (``build(program, theirs())``); NumPy (``numpy_lib()``) screens out programs whose
+values overflow.
 
-A *tree spec* is plain data standing for a pytree with float leaves: lists, tuples and str-keyed
-dicts as themselves, and ``{"__pair__": [a, b]}`` for a ``Pair``, a custom node registered with
-both our core and JAX.
+Nothing here knows a JVP or batching rule: it only calls primitives.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from jaxcourse.autodidax import core
-from jaxcourse.autodidax.pytree import register_pytree_node
+UNARY = ("sin", "cos", "neg", "exp", "log")
+BINARY = ("add", "mul", "div", "max")
+PROVIDED = ("sin", "cos", "neg", "add", "mul")  # the ops whose rules the course provides
+LOG_SHIFT = 0.25  # "log" takes the log of v * v + LOG_SHIFT, so that any v is in its domain
 
-UNARY = ("sin", "cos", "neg")
-BINARY = ("add", "mul")
 
-OURS = {"sin": core.sin, "cos": core.cos, "neg": core.neg, "add": core.add, "mul": core.mul,
-        "sum": lambda x: core.reduce_sum(x, 0)}
+def ours() -> dict:
+    from jaxcourse.autodidax import core, extra
+
+    return {"sin": core.sin, "cos": core.cos, "neg": core.neg, "exp": extra.exp,
+            "log": extra.log, "add": core.add, "mul": core.mul, "div": extra.div,
+            "max": extra.maximum, "matmul": extra.matmul, "sum": core.reduce_sum,
+            "transpose": core.transpose, "broadcast": core.broadcast}
 
 
 def theirs() -> dict:
-    import jax.numpy as jnp  # grader side (and the probes' JAX comparisons), never at import
+    import jax.numpy as jnp  # grader side only, never at import
 
-    return {"sin": jnp.sin, "cos": jnp.cos, "neg": jnp.negative, "add": jnp.add,
-            "mul": jnp.multiply, "sum": lambda x: jnp.sum(x, 0)}
-
-
-def draw_program(rng: np.random.Generator, n_args: int, steps: int, *, sums: bool,
-                 focus: list | None = None, partners: list | None = None) -> list:
-    """Random steps over ``n_args`` vector arguments; ``sums`` allows reduce_sum steps, which
-    take a vector to a scalar (never a scalar, which has no axis 0).
-
-    Every primitive allowed appears at least once (in a random order), so that a wrong rule for
-    any of them shows; ``steps`` more random steps follow. The covering steps apply to the
-    arguments in ``focus`` when given (say, the ones mapped along axis 1), binary ones with a
-    second operand from ``partners`` when given (say, the unmapped arguments).
-    """
-    cover = list(UNARY + BINARY) + (["sum"] if sums else [])
-    cover = [cover[i] for i in rng.permutation(len(cover))]
-    extra = [None] * steps
-    program, ranks = [], [1] * n_args
-    for k, op in enumerate(cover + extra):
-        covering = focus and k < len(cover)
-        if op is None:
-            kinds = UNARY + BINARY + (("sum",) if sums else ())
-            op = kinds[rng.integers(len(kinds))]
-        n = len(ranks)
-        if op in UNARY:
-            i = int(rng.choice(focus)) if covering else int(rng.integers(n))
-            program.append([op, i])
-            ranks.append(ranks[i])
-        elif op in BINARY:
-            i = int(rng.choice(focus)) if covering else int(rng.integers(n))
-            j = int(rng.choice(partners)) if covering and partners else int(rng.integers(n))
-            program.append([op, i, j])
-            ranks.append(max(ranks[i], ranks[j]))
-        else:
-            vectors = [i for i, r in enumerate(ranks) if r == 1]
-            program.append(["sum", vectors[int(rng.integers(len(vectors)))]])
-            ranks.append(0)
-    return program
+    return {"sin": jnp.sin, "cos": jnp.cos, "neg": jnp.negative, "exp": jnp.exp,
+            "log": jnp.log, "add": jnp.add, "mul": jnp.multiply, "div": jnp.divide,
+            "max": jnp.maximum, "matmul": jnp.matmul, "sum": lambda x, axis: jnp.sum(x, axis),
+            "transpose": jnp.transpose,
+            "broadcast": lambda x, shape, axes: jnp.broadcast_to(
+                jnp.expand_dims(x, tuple(sorted(axes))), shape)}
 
 
-def build(program: list, lib: dict):
-    """The program as a function of its arguments. The output adds up every value the program
-    computed (and the first argument), so that each step, and each primitive, counts."""
+def numpy_lib() -> dict:
+    return {"sin": np.sin, "cos": np.cos, "neg": np.negative, "exp": np.exp, "log": np.log,
+            "add": np.add, "mul": np.multiply, "div": np.divide, "max": np.maximum,
+            "matmul": np.matmul, "sum": lambda x, axis: np.sum(x, tuple(axis)),
+            "transpose": np.transpose,
+            "broadcast": lambda x, shape, axes: np.broadcast_to(
+                np.expand_dims(x, tuple(sorted(axes))), shape)}
+
+
+def apply(op: str, lib: dict, *vals):
+    if op == "log":
+        (v,) = vals
+        return lib["log"](lib["add"](lib["mul"](v, v), LOG_SHIFT))
+    return lib[op](*vals)
+
+
+def build(program: dict, lib: dict):
+    """The program as a function of its arguments. The output adds up every value computed (and
+    the first argument, which has the full shape), so that each step counts."""
 
     def f(*args):
         vals = list(args)
-        for op, *operands in program:
-            vals.append(lib[op](*(vals[i] for i in operands)))
-        out = lib["add"](lib["mul"](vals[-1], vals[-2]), args[0])
-        for val in vals[len(args):-2]:
+        for op, *operands in program["steps"]:
+            vals.append(apply(op, lib, *(vals[i] for i in operands)))
+        out = lib["add"](vals[-1], args[0])
+        for val in vals[len(args):-1]:
             out = lib["add"](out, val)
+        if program["sum"]:
+            out = lib["sum"](out, tuple(program["sum"]))
         return out
 
     return f
 
 
-class Pair:
-    """A custom pytree node: two children, no metadata."""
-
-    def __init__(self, first, second):
-        self.first, self.second = first, second
-
-
-register_pytree_node(Pair, lambda p: (None, (p.first, p.second)), lambda _, kids: Pair(*kids))
-
-
-def register_pair_with_jax() -> None:
-    import jax
-
-    try:
-        jax.tree_util.register_pytree_node(
-            Pair, lambda p: ((p.first, p.second), None), lambda _, kids: Pair(*kids))
-    except ValueError:  # already registered in this process
-        pass
+def draw_shapes(rng: np.random.Generator, n_args: int, rank: int) -> list[list[int]]:
+    """The first argument's shape has ``rank`` axes; the others are it or a suffix of it (a lower
+    rank, which NumPy broadcasting aligns on the trailing axes)."""
+    full = [int(s) for s in rng.integers(1, 4, size=rank)]
+    shapes = [full]
+    for _ in range(n_args - 1):
+        shapes.append(full[int(rng.integers(0, rank + 1)):] if rng.random() < 0.5 else full)
+    return shapes
 
 
-def draw_tree(rng: np.random.Generator, depth: int = 3):
-    """A random tree spec with float leaves; dict keys in a random (unsorted) insertion order."""
-    if depth == 0 or rng.random() < 0.25:
-        return float(np.round(rng.normal(), 3))
-    kind = rng.integers(4)
-    size = int(rng.integers(1, 4))
-    kids = [draw_tree(rng, depth - 1) for _ in range(size)]
-    if kind == 0:
-        return kids
-    if kind == 1:
-        return tuple(kids)
-    if kind == 2:
-        keys = [str(k) for k in rng.choice(list("pqrstuvw"), size=size, replace=False)]
-        return dict(zip(keys, kids))
-    return {"__pair__": [draw_tree(rng, depth - 1), draw_tree(rng, depth - 1)]}
+def draw_sum_axes(rng: np.random.Generator, rank: int) -> list[int]:
+    """A random set of axes, each written positive or negative; empty for a scalar."""
+    if rank == 0:
+        return []
+    count = int(rng.integers(1, rank + 1))
+    axes = sorted(int(a) for a in rng.choice(rank, size=count, replace=False))
+    return [a - rank if rng.random() < 0.5 else a for a in axes]
 
 
-def decode(spec):
-    """The pytree a spec stands for."""
-    if isinstance(spec, dict) and set(spec) == {"__pair__"}:
-        return Pair(*(decode(s) for s in spec["__pair__"]))
-    if isinstance(spec, dict):
-        return {k: decode(v) for k, v in spec.items()}
-    if isinstance(spec, (list, tuple)):
-        return type(spec)(decode(s) for s in spec)
-    return spec
+def draw_steps(rng: np.random.Generator, n_args: int, cover, extra: int, ops=UNARY + BINARY):
+    """Every op in ``cover`` once, in a random order, then ``extra`` random ops from ``ops``."""
+    cover = [cover[i] for i in rng.permutation(len(cover))]
+    steps, n = [], n_args
+    for op in cover + [ops[int(rng.integers(len(ops)))] for _ in range(extra)]:
+        if op in UNARY:
+            steps.append([op, int(rng.integers(n))])
+        else:
+            steps.append([op, int(rng.integers(n)), int(rng.integers(n))])
+        n += 1
+    return steps
 
 
-def encode(tree):
-    """Plain data for a pytree; leaves become float64 arrays. Refuses what it does not know."""
-    if isinstance(tree, Pair):
-        return {"__pair__": [encode(tree.first), encode(tree.second)]}
-    if type(tree) is dict:
-        return {str(k): encode(v) for k, v in tree.items()}
-    if type(tree) in (list, tuple):
-        return type(tree)(encode(t) for t in tree)
-    return np.asarray(tree, dtype=np.float64)
+def tame(program: dict, args: list, bound: float = 1e3) -> bool:
+    """Whether every value the program computes on ``args`` is finite and below ``bound``."""
+    lib = numpy_lib()
+    vals = [np.asarray(a, dtype=np.float64) for a in args]
+    with np.errstate(all="ignore"):
+        for op, *operands in program["steps"]:
+            vals.append(np.asarray(apply(op, lib, *(vals[i] for i in operands))))
+    return all(np.all(np.isfinite(v)) and np.all(np.abs(v) < bound) for v in vals)
 
 
-def canonical_leaves(tree) -> list:
-    """The leaves in a fixed order (dicts by sorted key), whoever flattened the tree."""
-    if isinstance(tree, Pair):
-        return canonical_leaves(tree.first) + canonical_leaves(tree.second)
-    if type(tree) is dict:
-        return [v for k in sorted(tree) for v in canonical_leaves(tree[k])]
-    if type(tree) in (list, tuple):
-        return [v for t in tree for v in canonical_leaves(t)]
-    return [tree]
+def draw_elementwise(rng: np.random.Generator, n_args: int, cover, *, rank=None, extra=None):
+    """A tame random program over arrays of one rank (0 to 4) and lower, its arguments and
+    tangents: {"program", "primals", "tangents"}."""
+    for _ in range(200):
+        r = int(rng.integers(0, 5)) if rank is None else rank
+        shapes = draw_shapes(rng, n_args, r)
+        n_extra = int(rng.integers(1, 4)) if extra is None else extra
+        program = {"steps": draw_steps(rng, n_args, list(cover), n_extra),
+                   "sum": draw_sum_axes(rng, r)}
+        args = [rng.uniform(-1.5, 1.5, size=s) for s in shapes]
+        if tame(program, args):
+            return {"program": program, "primals": args,
+                    "tangents": [rng.uniform(-1.0, 1.0, size=s) for s in shapes]}
+    raise RuntimeError("no tame program found")  # pragma: no cover - vanishingly unlikely
+
+
+# --- Nested derivatives with closures (ps2.jvp_rules) ------------------------------------------
+def closures(lib: dict, deriv, y0: float, c: float) -> list:
+    """Scalar functions of ``a`` whose inner derivative closes over ``a`` (an outer tracer) or a
+    constant: perturbation confusion shows in their derivatives. ``deriv`` is the derivative
+    operator of the side building them (the student's rules, or jax.grad)."""
+
+    def log_op(v):
+        return apply("log", lib, v)
+
+    return [
+        lambda a: lib["mul"](a, deriv(lambda b: lib["exp"](lib["mul"](a, b)))(y0)),
+        lambda a: deriv(lambda b: lib["div"](a, b))(y0),
+        lambda a: log_op(lib["add"](lib["mul"](a, a),
+                                    deriv(lambda b: lib["max"](lib["mul"](a, b), b))(y0))),
+        lambda a: lib["mul"](lib["exp"](a), deriv(
+            lambda b: lib["div"](c, lib["add"](lib["mul"](b, b), lib["mul"](a, a))))(y0)),
+        lambda a: lib["mul"](a, deriv(lambda b: lib["max"](a, b))(a)),  # a tie, at an outer tracer
+        lambda a: deriv(lambda b: lib["mul"](log_op(b), lib["div"](b, lib["exp"](a))))(a),
+    ]
+
+
+# --- Matrix products (ps2.matmul) --------------------------------------------------------------
+def _unary(op, lib, v):
+    return v if op == "id" else lib[op](v)
+
+
+def matmul_chain(program: dict, lib: dict):
+    """(x, y, z) -> a function of ``matmul(u2(matmul(u1(x), y)), z)``, summed over some axes."""
+
+    def f(x, y, z):
+        u1, u2 = program["u"]
+        a = lib["matmul"](_unary(u1, lib, x), y)
+        out = lib["matmul"](_unary(u2, lib, a), z)
+        out = lib["add"](lib["mul"](out, out), lib["sin"](out))
+        return lib["sum"](out, tuple(program["sum"])) if program["sum"] else out
+
+    return f
+
+
+def matmul_line(inputs: dict, lib: dict):
+    """t -> the sum of the chain at base + t * direction: a scalar function of a scalar."""
+    chain = matmul_chain(inputs["program"], lib)
+
+    def g(t):
+        moved = [lib["add"](b, lib["mul"](t, d)) for b, d in zip(inputs["base"], inputs["dirs"])]
+        return lib["sum"](chain(*moved), None)
+
+    return g
+
+
+def matmul_pair(lib: dict):
+    def f(x, y):
+        return lib["add"](lib["matmul"](x, y), lib["matmul"](lib["sin"](x), lib["neg"](y)))
+
+    return f
+
+
+def matmul_sizes(inputs: dict, lib: dict):
+    """A function from (n, k) matrices to (q, m) ones: input and output sizes differ."""
+    w1, w2 = inputs["w1"], inputs["w2"]
+    return lambda x: lib["sin"](lib["matmul"](w1, lib["matmul"](x, w2)))
+
+
+# --- Shapes under vmap (ps2.shape_rules) -------------------------------------------------------
+def shape_case(case: dict, lib: dict):
+    if case["kind"] == "transpose":
+        def op(v):
+            return lib["transpose"](v, case["perm"])
+    else:
+        def op(v):
+            return lib["broadcast"](v, case["shape"], case["axes"])
+    if len(case["args"]) == 1:
+        return op
+    return lambda v, w: lib["mul"](op(v), w)
+
+
+def mixing(program: dict, lib: dict):
+    """A vector function that mixes its inputs: the program times the sum of the input."""
+    body = build(program, lib)
+    return lambda v: lib["mul"](body(v), lib["sum"](v, (0,)))
+
+
+# --- Pytrees for vmap with in_axes and out_axes (ps2.out_axes) ---------------------------------
+def tree_args(x, y, z):
+    """Two arguments: a dict with a list (holding an empty tuple) and an empty dict, and z."""
+    return ({"a": x, "b": [y, ()], "e": {}}, z)
+
+
+def in_axes_tree(axes, style: str):
+    ax_x, ax_y, ax_z = axes
+    if style == "full":
+        return ({"a": ax_x, "b": [ax_y, ()], "e": {}}, ax_z)
+    return ({"a": ax_x, "b": ax_y, "e": None}, ax_z)  # axes as prefixes of whole subtrees
+
+
+def out_axes_tree(axes, style: str):
+    ap, aq0, aq1, ac = axes
+    if style == "full":
+        return {"p": ap, "q": (aq0, aq1), "r": [], "c": ac}
+    return {"p": ap, "q": aq0, "r": 0, "c": ac}
+
+
+def tree_function(program: dict, lib: dict, const):
+    body = build(program, lib)
+
+    def f(tree, z):
+        x, y = tree["a"], tree["b"][0]
+        return {"p": body(x, y, z), "q": (lib["mul"](x, 2.0), lib["sin"](y)), "r": [],
+                "c": const}
+
+    return f
 
 
 def describe(tree) -> str:
-    """The container structure of a pytree as a string: what `encode` leaves to the judge."""
-    if isinstance(tree, Pair):
-        return f"Pair({describe(tree.first)},{describe(tree.second)})"
+    """The container structure of a pytree as a string."""
     if type(tree) is dict:
         return "{" + ",".join(f"{k}:{describe(tree[k])}" for k in sorted(tree)) + "}"
     if type(tree) is list:
@@ -166,14 +256,25 @@ def describe(tree) -> str:
     return "*"
 
 
-def tree_function(program, lib):
-    """A function of a pytree {"a": x, "b": [y, Pair(z, w)]} to a pytree with all node kinds."""
-    body = build(program, lib)
+def encode(tree):
+    """Plain data for a pytree; leaves become float64 arrays."""
+    if type(tree) is dict:
+        return {str(k): encode(v) for k, v in tree.items()}
+    if type(tree) in (list, tuple):
+        return [encode(t) for t in tree]
+    return np.asarray(tree, dtype=np.float64)
 
-    def f(tree):
-        x, (y, pair) = tree["a"], tree["b"]
-        out = body(x, y, pair.first, pair.second)
-        pair_out = Pair(lib["sin"](x), pair.second)
-        return {"out": [out, (lib["mul"](x, y),)], "pair": pair_out}
 
-    return f
+def error_cases(inputs: dict, lib: dict) -> list:
+    """Calls of a vmap that must raise: each takes the vmap to call."""
+    x, y = inputs["x"], inputs["y"]
+    rank = np.ndim(x)
+    return [
+        lambda vmap: vmap(lib["sin"], in_axes=0, out_axes=None)(x),  # a mapped output
+        lambda vmap: vmap(lambda d: lib["sin"](d["a"]), in_axes=({"a": 0},))({"a": x, "b": x}),
+        lambda vmap: vmap(lib["add"], in_axes=(0, 0))(x, y),  # two batch sizes
+        lambda vmap: vmap(lib["sin"], in_axes=rank)(x),  # no such axis
+    ]
+
+
+ERRORS = ["ValueError", "ValueError|TypeError", "ValueError", "ValueError"]
