@@ -26,16 +26,20 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml scripts/install_browse
 # The XLA FFI headers ship with jaxlib. Skipped, with a note, where nvcc is missing.
 KERNEL_SRC := jaxcourse/kernels
 KERNEL_OUT := _build/kernels
+FFI_INCLUDE := $(BIN)/python -c 'import jax; print(jax.ffi.include_dir())'
 NVCC ?= $(shell command -v nvcc || echo /usr/local/bin/nvcc)
 kernels: $(KERNEL_OUT)/librms_norm.so $(KERNEL_OUT)/librms_norm_cuda.so
 
 $(KERNEL_OUT)/librms_norm.so: $(KERNEL_SRC)/rms_norm.cc | $(STAMP)
 	mkdir -p $(KERNEL_OUT)
-	g++ -std=c++17 -O2 -fPIC -shared -isystem "$$($(BIN)/python -c 'import jax; print(jax.ffi.include_dir())')" $< -o $@
+	g++ -std=c++17 -O2 -fPIC -shared -isystem "$$($(FFI_INCLUDE))" $< -o $@
 
 $(KERNEL_OUT)/librms_norm_cuda.so: $(KERNEL_SRC)/rms_norm.cu | $(STAMP)
 	mkdir -p $(KERNEL_OUT)
-	if [ -x "$(NVCC)" ]; then $(NVCC) -std=c++17 -O2 -arch=sm_90 -Xcompiler -fPIC -shared -isystem "$$($(BIN)/python -c 'import jax; print(jax.ffi.include_dir())')" $< -o $@; else echo "nvcc not found: the CUDA kernel was not compiled"; fi
+	if [ -x "$(NVCC)" ]; then \
+	  $(NVCC) -std=c++17 -O2 -arch=sm_90 -Xcompiler -fPIC -shared -isystem "$$($(FFI_INCLUDE))" \
+	    $< -o $@; \
+	else echo "nvcc not found: the CUDA kernel was not compiled"; fi
 
 # Warnings are errors; a cell that raises without the `raises-exception` tag fails the build.
 # jupyter-cache re-executes only chapters whose code changed.
