@@ -40,11 +40,11 @@ def _toc_entries(node) -> list[str]:
     return found
 
 
-# Every teaching chapter of Parts I-III and the jaxpr appendix; not the part overview, the
+# Every teaching chapter of Parts I-III and V and the jaxpr appendix; not the part overview, the
 # glossary or the course guides, which are reference pages.
 CHAPTERS = [
     entry for entry in _toc_entries(TOC)
-    if entry.startswith(("book/primitives/", "book/autodidax/", "book/faq/"))
+    if entry.startswith(("book/primitives/", "book/autodidax/", "book/faq/", "book/kernels/"))
     and not entry.endswith("/index")
 ] + ["book/appendix/reading_jaxprs"]
 
