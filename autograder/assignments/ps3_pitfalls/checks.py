@@ -232,9 +232,10 @@ def _inputs_benchmark(rng):
             "shapes": [[int(rng.integers(2, 5))] * 2, [int(rng.integers(2, 5))]]}
 
 
-def _inputs_donate(rng):
+def _inputs_donate(rng, rows=3):
+    # Each check its own shapes: JAX warns of unusable donations only when it first lowers.
     def tree():
-        return {"w": _leaf(_values(rng, (3, 2))), "b": _leaf(_values(rng, (2,))),
+        return {"w": _leaf(_values(rng, (rows, 2))), "b": _leaf(_values(rng, (2,))),
                 "layers": [_leaf(_values(rng, ())), _leaf(_values(rng, (2, 1, 2)))],
                 "frozen": None}
 
@@ -375,11 +376,13 @@ def _judge_donate(expected, outcome, *, selective):
         return Verdict(False, f".delete() was called {got['delete_calls']} times: the buffers "
                               "must be donated to XLA, not deleted by hand")
     for name in ("params", "velocity"):
-        if not all(got["deleted"][name]) or not all(got["reused"][name]):
+        # XLA may place a small output elsewhere, but a donation it honoured reuses some buffer.
+        if not all(got["deleted"][name]) or not any(got["reused"][name]):
             return Verdict(False, f"the {name} buffers were not donated: XLA did not reuse "
                                   "them for the outputs")
-    if selective and any(got["deleted"]["grads"]):
-        return Verdict(False, "the grads buffers were donated too; the caller still needs them")
+    if selective and (any(got["deleted"]["grads"]) or got["unusable"] or got["grads_donated"]):
+        return Verdict(False, "more than params and velocity was donated (grads too?); the "
+                              "caller still needs grads")
     return Verdict(True)
 
 
@@ -633,7 +636,7 @@ CHECKS = (
            blame="momentum_step: jax.jit with donate_argnums (or donate_argnames) for params "
                  "and velocity"),
     _check("ps3.donate.only", "ps3.donate", "params and velocity donated, grads kept", 1,
-           "test_donate", _inputs_donate, _expect_donate,
+           "test_donate", lambda rng: _inputs_donate(rng, rows=4), _expect_donate,
            lambda e, o: _judge_donate(e, o, selective=True), probe="probe_donate",
            blame="momentum_step: donate params and velocity only; the caller keeps grads"),
     _check("ps3.debug_print.runtime", "ps3.debug_print",

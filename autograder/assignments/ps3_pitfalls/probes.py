@@ -13,6 +13,7 @@ import contextlib
 import io
 import time
 import timeit
+import warnings
 from typing import Any
 
 import jax
@@ -78,7 +79,7 @@ def probe_pure_leaks(ns: dict, inputs: dict) -> dict:
         with _checking_leaks():
             value = _jit(lambda x, s: f(x, s))(x, inputs["slopes"][0])
             _block(value)
-    except Exception as err:  # noqa: BLE001 - a leak is reported as an exception
+    except Exception as err:  # a leak is reported as an exception
         if "Leaked" not in str(err):
             raise
         return {"leaked": True, "message": str(err).splitlines()[0][:200]}
@@ -364,6 +365,7 @@ def probe_donate(ns: dict, inputs: dict) -> dict:
     params, velocity, grads = (_tree(inputs[k]) for k in ("params", "velocity", "grads"))
     pointers = {name: [leaf.unsafe_buffer_pointer() for leaf in _tree_leaves(tree)]
                 for name, tree in (("params", params), ("velocity", velocity))}
+    step = ns["momentum_step"]
     array_type = type(_tree_leaves(params)[0])
     real_delete = array_type.delete
     deletes = [0]
@@ -372,13 +374,25 @@ def probe_donate(ns: dict, inputs: dict) -> dict:
         deletes[0] += 1
         return real_delete(self)
 
-    array_type.delete = counting_delete
-    try:
-        new_params, new_velocity = ns["momentum_step"](params, velocity, grads, inputs["lr"],
-                                                       inputs["beta"])
-        _block((new_params, new_velocity))
-    finally:
-        array_type.delete = real_delete
+    grads_donated = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # Which arguments the lowered program donates (a jitted step has .lower; a wrapper not).
+        if hasattr(step, "lower"):
+            text = step.lower(params, velocity, grads, inputs["lr"], inputs["beta"]).as_text()
+            head = text.split("@main(", 1)[1].split(") -> ", 1)[0]
+            donors = ["aliasing_output" in a or "buffer_donor" in a for a in head.split("%arg")[1:]]
+            first = len(pointers["params"]) + len(pointers["velocity"])
+            grads_donated = any(donors[first:first + len(_tree_leaves(grads))])
+        array_type.delete = counting_delete
+        try:
+            new_params, new_velocity = step(params, velocity, grads, inputs["lr"], inputs["beta"])
+            _block((new_params, new_velocity))
+        finally:
+            array_type.delete = real_delete
+    # JAX warns, when it lowers, that an argument was donated which XLA had no output to write
+    # into (grads here).
+    unusable = [str(w.message)[:200] for w in caught if "not usable" in str(w.message)]
     out_pointers = {leaf.unsafe_buffer_pointer()
                     for leaf in _tree_leaves((new_params, new_velocity))}
     return {
@@ -389,6 +403,8 @@ def probe_donate(ns: dict, inputs: dict) -> dict:
                                        ("grads", grads))},
         "reused": {name: [p in out_pointers for p in ptrs] for name, ptrs in pointers.items()},
         "delete_calls": deletes[0],
+        "unusable": unusable,
+        "grads_donated": grads_donated,
     }
 
 
