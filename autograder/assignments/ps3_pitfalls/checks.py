@@ -40,9 +40,9 @@ TASKS = (
 
 # Every check runs where the student's process has two CPU devices, so that placement can ask for
 # one that is not the default. The count must be set before JAX starts its backend; the sandbox
-# applies a check's jax_config before the notebook's first cell.
+# applies a check's jax_config before the notebook's first cell. All checks share this config,
+# so one process per student runs them all; float64 checks turn x64 on around their own calls.
 TWO_DEVICES = (("jax_num_cpu_devices", 2),)
-X64 = (("jax_num_cpu_devices", 2), ("jax_enable_x64", True))
 TOL = 2.0**-20  # unit(): rows whose sum of squares is at most TOL become zeros
 
 
@@ -452,6 +452,11 @@ def _check(id_, task, description, points, cell, inputs, expect, judge_fn=judge.
                  jax_config=jax_config)
 
 
+def _in_x64(compute):
+    with jax.enable_x64(True):
+        return compute()
+
+
 def _expect_pure(i):
     return [np.asarray(_leaky(_f32(i["x"]), s)) for s in i["slopes"]]
 
@@ -522,10 +527,9 @@ CHECKS = (
                  "traced once"),
     _check("ps3.loop.x64", "ps3.loop", "integrate on float64 inputs stays float64", 1,
            "test_loop", lambda rng: _inputs_loop(rng, "float64"),
-           lambda i: tuple(np.asarray(a) for a in _integrate(_f32(i["x"], "float64"),
-                                                             _f32(i["v"], "float64"),
-                                                             i["steps"], i["dt"])),
-           _judge_x64, jax_config=X64,
+           lambda i: _in_x64(lambda: tuple(np.asarray(a) for a in _integrate(
+               _f32(i["x"], "float64"), _f32(i["v"], "float64"), i["steps"], i["dt"]))),
+           _judge_x64,
            blame="integrate: part of the computation is done in float32 (a float32 constant, "
                  "index or cast); keep the inputs' dtype"),
     _check("ps3.method.mutation", "ps3.method", "Normaliser.apply after mutating every field",
@@ -587,10 +591,10 @@ CHECKS = (
                  "and do not clip or shift p where p > 0"),
     _check("ps3.safe_log.x64", "ps3.safe_log", "plogp and its gradient in float64", 1,
            "test_safe_log", lambda rng: _inputs_plogp(rng, "float64"),
-           lambda i: {"values": np.asarray(_plogp(_f32(i["p"], "float64"))),
-                      "grads": np.asarray(jax.vmap(jax.grad(_plogp))(
-                          _f32(i["p"], "float64").reshape(-1)))},
-           _judge_x64, jax_config=X64,
+           lambda i: _in_x64(lambda: {
+               "values": np.asarray(_plogp(_f32(i["p"], "float64"))),
+               "grads": np.asarray(jax.vmap(jax.grad(_plogp))(_f32(i["p"], "float64").ravel()))}),
+           _judge_x64,
            blame="plogp: part of it is computed in float32; keep the input's dtype"),
     _check("ps3.log_or_y.values", "ps3.log_or_y", "jit(inv_sqrt_or) and vmap, fallback of any "
            "broadcastable rank", 1, "test_log_or_y", _inputs_inv_sqrt,

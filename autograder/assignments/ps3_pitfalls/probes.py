@@ -27,6 +27,8 @@ _tree_leaves, _tree_map, _tree_structure = (jax.tree_util.tree_leaves, jax.tree_
 _device_put, _devices = jax.device_put, jax.devices
 _block, _effects_barrier, _checking_leaks = (jax.block_until_ready, jax.effects_barrier,
                                              jax.checking_leaks)
+# float64 checks switch x64 on around the call only, so every check shares one process.
+_enable_x64 = jax.enable_x64
 
 
 def _arr(values: Any, dtype: str = "float32") -> jax.Array:
@@ -116,8 +118,10 @@ def probe_loop_size(ns: dict, inputs: dict) -> list:
 
 
 def probe_loop_x64(ns: dict, inputs: dict) -> Any:
-    x, v = _loop_args(inputs)
-    return tuple(_jit(ns["integrate"], static_argnums=2)(x, v, inputs["steps"], inputs["dt"]))
+    with _enable_x64(True):
+        x, v = _loop_args(inputs)
+        return tuple(np.asarray(a) for a in _jit(ns["integrate"], static_argnums=2)(
+            x, v, inputs["steps"], inputs["dt"]))
 
 
 # ps3.method -------------------------------------------------------------------------------------
@@ -251,7 +255,9 @@ def probe_safe_log_grad(ns: dict, inputs: dict) -> Any:
 
 
 def probe_safe_log_x64(ns: dict, inputs: dict) -> dict:
-    return {"values": probe_safe_log_values(ns, inputs), "grads": probe_safe_log_grad(ns, inputs)}
+    with _enable_x64(True):
+        return {"values": np.asarray(probe_safe_log_values(ns, inputs)),
+                "grads": np.asarray(probe_safe_log_grad(ns, inputs))}
 
 
 def probe_log_or_y_values(ns: dict, inputs: dict) -> list:
