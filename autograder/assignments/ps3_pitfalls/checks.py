@@ -228,7 +228,7 @@ def _inputs_soft_argmax(rng):
 def _inputs_benchmark(rng):
     return {"compile_s": float(rng.uniform(20, 40)), "compute_s": float(rng.uniform(2, 5)),
             "transfer_s": float(rng.uniform(8, 12)), "dispatch_s": 1e-3,
-            "repeats": int(rng.choice([1, *range(3, 8)])),
+            "repeats": int(rng.integers(3, 8)),
             "shapes": [[int(rng.integers(2, 5))] * 2, [int(rng.integers(2, 5))]]}
 
 
@@ -298,7 +298,7 @@ def _judge_x64(expected, outcome):
 def _judge_soft(expected, outcome):
     # Logits hundreds of temperatures from zero: dividing by the temperature (or multiplying by
     # its inverse, as XLA may rewrite it) moves z by an ulp of a large number.
-    return judge.close(expected, outcome, rtol=2e-3, atol=1e-6)
+    return judge.close(expected, outcome, rtol=2e-3, atol=1e-4)
 
 
 def _judge_method_compiles(expected, outcome):
@@ -613,9 +613,9 @@ CHECKS = (
            blame="soft_argmax: softmax of logits / temperature along the last axis, with the "
                  "row's maximum subtracted before exp"),
     _check("ps3.smooth_step.grad", "ps3.smooth_step",
-           "jit(grad(soft_argmax)) in logits and temperature", 1, "test_smooth_step",
+           "jit(grad(soft_argmax)) in the logits", 1, "test_smooth_step",
            _inputs_soft_argmax,
-           lambda i: _weighted_grad(_soft_argmax, (0, 1), _f32(i["w"]), _f32(i["logits"]),
+           lambda i: _weighted_grad(_soft_argmax, 0, _f32(i["w"]), _f32(i["logits"]),
                                     np.float32(i["temperature"])),
            _judge_soft,
            blame="soft_argmax: argmax and one_hot have zero gradient; exp without the row's "

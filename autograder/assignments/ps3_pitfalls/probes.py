@@ -275,9 +275,9 @@ def probe_smooth_step_values(ns: dict, inputs: dict) -> Any:
     return _jit(ns["soft_argmax"])(_arr(inputs["logits"]), inputs["temperature"])
 
 
-def probe_smooth_step_grad(ns: dict, inputs: dict) -> tuple:
-    grads = _weighted_grad(ns["soft_argmax"], (0, 1), inputs["w"])
-    return tuple(grads(_arr(inputs["logits"]), _arr(inputs["temperature"])))
+def probe_smooth_step_grad(ns: dict, inputs: dict) -> Any:
+    grads = _weighted_grad(ns["soft_argmax"], 0, inputs["w"])
+    return grads(_arr(inputs["logits"]), _arr(inputs["temperature"]))
 
 
 def probe_smooth_step_vmap(ns: dict, inputs: dict) -> Any:
