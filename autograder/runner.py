@@ -532,7 +532,10 @@ class _Session:
         previous = {key: getattr(jax.config, key) for key, _ in jax_config}
         try:
             for key, value in jax_config:
-                jax.config.update(key, value)
+                try:
+                    jax.config.update(key, value)
+                except RuntimeError:  # set before a backend starts (jax_num_cpu_devices): it
+                    pass  # is for the student's process, which applies it before its first cell
             for check in checks:
                 rng = np.random.default_rng(input_seed(self.config.secret, self.student_id,
                                                        check.id))

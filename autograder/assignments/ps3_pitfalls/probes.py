@@ -3,6 +3,8 @@ transformation that exposes each pitfall, and return plain data. They never comp
 
 Everything a probe relies on is imported here, before any student code runs, so rebinding names
 in the student's namespace or in these modules' globals later cannot change what a probe calls.
+Probes that measure how a value is computed (compilations, host calls, reused buffers, leaked
+tracers, printed lines) count it here and send the counts; the grader judges them.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import contextlib
 import io
 import time
 import timeit
+import warnings
 from typing import Any
 
 import jax
@@ -19,135 +22,268 @@ import numpy as np
 from jaxcourse.faq_tools import count_equations
 
 _jit, _grad, _vmap, _make_jaxpr = jax.jit, jax.grad, jax.vmap, jax.make_jaxpr
-_tree_leaves, _device_put = jax.tree_util.tree_leaves, jax.device_put
-_block, _effects_barrier = jax.block_until_ready, jax.effects_barrier
+_tree_leaves, _tree_map, _tree_structure = (jax.tree_util.tree_leaves, jax.tree_util.tree_map,
+                                            jax.tree_util.tree_structure)
+_device_put, _devices = jax.device_put, jax.devices
+_block, _effects_barrier, _checking_leaks = (jax.block_until_ready, jax.effects_barrier,
+                                             jax.checking_leaks)
+# float64 checks switch x64 on around the call only, so every check shares one process.
+_enable_x64 = jax.enable_x64
 
 
-def _f32(values: Any) -> jax.Array:
-    return _device_put(np.asarray(values, dtype=np.float32))
+def _arr(values: Any, dtype: str = "float32") -> jax.Array:
+    return _device_put(np.asarray(values, dtype=dtype))
+
+
+def _np(values: Any, dtype: str = "float32") -> np.ndarray:
+    return np.asarray(values, dtype=dtype)
 
 
 # ps3.pure ---------------------------------------------------------------------------------------
 
 
-def probe_pure_jit(ns: dict, inputs: dict) -> list:
-    shift = _jit(ns["shift"])
-    x = _f32(inputs["x"])
+def _pure_calls(ns: dict, inputs: dict, fn: Any) -> list:
+    x = _arr(inputs["x"])
     results = []
-    for offset in inputs["offsets"]:
-        # Keep the notebook's global in step, as a caller who still uses it would: a shift that
-        # reads the global is then right eagerly and wrong only because jit cached its first trace.
-        ns["offset"] = offset
-        results.append(shift(x, offset))
+    for slope in inputs["slopes"]:
+        # Keep the notebook's global in step, as a caller who still uses it would: a function
+        # that reads the global is then right eagerly and wrong only because jit cached a trace.
+        ns["slope"] = slope
+        results.append(fn(x, slope))
     return results
+
+
+def probe_pure_jit(ns: dict, inputs: dict) -> list:
+    return _pure_calls(ns, inputs, _jit(ns["leaky_relu"]))
+
+
+def probe_pure_grad(ns: dict, inputs: dict) -> list:
+    f = ns["leaky_relu"]
+    return _pure_calls(ns, inputs, _jit(_grad(lambda x, s: f(x, s).sum(), argnums=1)))
+
+
+def probe_pure_compiles(ns: dict, inputs: dict) -> dict:
+    f = ns["leaky_relu"]
+    traces = [0]
+
+    def counted(x, s):
+        traces[0] += 1  # runs once per trace, never on a cache hit
+        return f(x, s)
+
+    values = _pure_calls(ns, inputs, _jit(counted))
+    return {"values": values, "traces": traces[0]}
+
+
+def probe_pure_leaks(ns: dict, inputs: dict) -> dict:
+    f = ns["leaky_relu"]
+    x = _arr(inputs["x"])
+    try:
+        with _checking_leaks():
+            value = _jit(lambda x, s: f(x, s))(x, inputs["slopes"][0])
+            _block(value)
+    except Exception as err:  # a leak is reported as an exception
+        if "Leaked" not in str(err):
+            raise
+        return {"leaked": True, "message": str(err).splitlines()[0][:200]}
+    return {"leaked": False, "message": ""}
 
 
 # ps3.loop ---------------------------------------------------------------------------------------
 
 
-def probe_loop_values(ns: dict, inputs: dict) -> Any:
-    return _jit(ns["relax"], static_argnums=1)(_f32(inputs["x"]), inputs["steps"])
+def _loop_args(inputs: dict) -> tuple:
+    dtype = inputs.get("dtype", "float32")
+    return _arr(inputs["x"], dtype), _arr(inputs["v"], dtype)
+
+
+def probe_loop_values(ns: dict, inputs: dict) -> dict:
+    f = ns["integrate"]
+    x, v = _loop_args(inputs)
+    steps, dt = inputs["steps"], inputs["dt"]
+    direct = _jit(f, static_argnums=2)(x, v, steps, dt)
+    batched = _jit(_vmap(lambda a, b: f(a, b, steps, dt)))(_arr(inputs["xb"]), _arr(inputs["vb"]))
+    return {"direct": tuple(direct), "batched": tuple(batched)}
+
+
+def probe_loop_zero(ns: dict, inputs: dict) -> list:
+    f = _jit(ns["integrate"], static_argnums=2)
+    x, v = _loop_args(inputs)
+    return [tuple(f(x, v, steps, inputs["dt"])) for steps in (0, 1)]
 
 
 def probe_loop_size(ns: dict, inputs: dict) -> list:
-    x = _f32(inputs["x"])
-    return [count_equations(_make_jaxpr(ns["relax"], static_argnums=1)(x, n))
+    x, v = _loop_args(inputs)
+    return [count_equations(_make_jaxpr(ns["integrate"], static_argnums=2)(x, v, n, inputs["dt"]))
             for n in inputs["step_counts"]]
+
+
+def probe_loop_x64(ns: dict, inputs: dict) -> Any:
+    with _enable_x64(True):
+        x, v = _loop_args(inputs)
+        return tuple(np.asarray(a) for a in _jit(ns["integrate"], static_argnums=2)(
+            x, v, inputs["steps"], inputs["dt"]))
 
 
 # ps3.method -------------------------------------------------------------------------------------
 
 
+def _normaliser(cls: Any, spec: list) -> Any:
+    mean, scale, clip = spec
+    return cls(_arr(mean), _arr(scale), clip)
+
+
 def probe_method_mutation(ns: dict, inputs: dict) -> list:
-    scaler_cls = ns["Scaler"]
-    y = _f32(inputs["y"])
-    f1, f2, f3 = inputs["factors"]
-    s = scaler_cls(_f32(f1), True)
-    results = [s.apply(y)]
-    s.factor = _f32(f2)
-    results.append(s.apply(y))
-    s.enabled = False
-    results.append(s.apply(y))
-    s.enabled = True
-    s.factor = _f32(f3)
-    results.append(s.apply(y))
+    x = _arr(inputs["x"])
+    obj = _normaliser(ns["Normaliser"], inputs["specs"][0])
+    results = [obj.apply(x)]
+    for mean, scale, clip in inputs["specs"][1:]:
+        obj.mean, obj.scale, obj.clip = _arr(mean), _arr(scale), clip
+        results.append(obj.apply(x))
     return results
 
 
+def probe_method_compiles(ns: dict, inputs: dict) -> dict:
+    cls = ns["Normaliser"]
+    apply = cls.apply
+    size = getattr(apply, "_cache_size", None)
+    if size is None:
+        return {"jitted": False, "added": [], "values": []}
+    # A shape no other probe uses, so the cache holds no entry for it yet.
+    x = _arr([inputs["x"]])
+    added, values = [], []
+    for spec in inputs["specs"]:
+        before = size()
+        values.append(_normaliser(cls, spec).apply(x))
+        added.append(size() - before)
+    return {"jitted": True, "added": added, "values": values}
+
+
 def probe_method_pytree(ns: dict, inputs: dict) -> dict:
-    scaler_cls = ns["Scaler"]
-    y = _f32(inputs["y"])
-    f1, f2 = inputs["factors"][:2]
-    traces = [0]
+    cls = ns["Normaliser"]
+    x = _arr(inputs["x"])
+    leaves, values = [], []
+    for spec in inputs["specs"][:3]:
+        obj = _normaliser(cls, spec)
+        leaves.append(len(_tree_leaves(obj)))
+        doubled = _tree_map(lambda a: a * 2.0, obj)
+        values.append(doubled.apply(x))
+    return {"leaves": leaves, "values": values}
 
-    def call(obj, arg):
-        traces[0] += 1  # runs once per compilation, never on a cache hit
-        return obj.apply(arg)
 
-    call_jit = _jit(call)
-    values, compilations = [], []
-    for factor, enabled in [(f1, True), (f2, True), (f1, False)]:
-        values.append(call_jit(scaler_cls(_f32(factor), enabled), y))
-        compilations.append(traces[0])
-    leaves = _tree_leaves(scaler_cls(_f32(f1), True))
-    return {"values": values, "compilations": compilations, "leaves": len(leaves)}
+def probe_method_vmap(ns: dict, inputs: dict) -> Any:
+    cls = ns["Normaliser"]
+    mean, scale, clip = inputs["batched"]
+    batch = cls(_arr(mean), _arr(scale), clip)
+    return _jit(_vmap(lambda n, x: n.apply(x)))(batch, _arr(inputs["xb"]))
 
 
 # ps3.placement ----------------------------------------------------------------------------------
 
 
-def _placement(ns: dict, x: Any) -> dict:
-    device = jax.devices()[-1]
-    placed = ns["commit_to"](x, device)
-    return {"values": placed, "committed": placed.committed,
-            "on_device": placed.devices() == {device}}
+def _build_batch(spec: Any, make: Any) -> Any:
+    """A pytree from its plain description: None, a dict, a list, or {"array": values}."""
+    if spec is None:
+        return None
+    if isinstance(spec, dict):
+        if "array" in spec:
+            return make(_np(spec["array"], spec.get("dtype", "float32")))
+        return {k: _build_batch(v, make) for k, v in spec.items()}
+    return [_build_batch(v, make) for v in spec]
+
+
+def _describe(batch: Any, placed: Any, device: Any) -> dict:
+    leaves = _tree_leaves(placed)
+    return {
+        "structure": str(_tree_structure(placed)) == str(_tree_structure(batch)),
+        "values": [np.asarray(leaf) for leaf in leaves],
+        "committed": [bool(leaf.committed) for leaf in leaves],
+        "on_device": [leaf.devices() == {device} for leaf in leaves],
+        # Committed data pulls the computation to its device.
+        "follows": [(leaf * 2.0 + 1.0).devices() == {device} for leaf in leaves],
+        "devices": len(_devices()),
+    }
 
 
 def probe_placement_host(ns: dict, inputs: dict) -> dict:
-    return _placement(ns, np.asarray(inputs["x"], np.float32))
+    device = _devices()[-1]
+    batch = _build_batch(inputs["batch"], lambda a: a)
+    return _describe(batch, ns["put_batch"](batch, device), device)
 
 
-def probe_placement_uncommitted(ns: dict, inputs: dict) -> dict:
-    # An uncommitted JAX array, already on the default device: it must still come back committed.
-    return _placement(ns, _device_put(np.asarray(inputs["x"], np.float32)))
+def probe_placement_moved(ns: dict, inputs: dict) -> dict:
+    devices = _devices()
+    device = devices[-1]
+    # Some leaves committed to the first device, some uncommitted: all must end up on `device`.
+    flip = [0]
+
+    def make(a):
+        flip[0] += 1
+        return _device_put(a, devices[0]) if flip[0] % 2 else _device_put(a)
+
+    batch = _build_batch(inputs["batch"], make)
+    return _describe(batch, ns["put_batch"](batch, device), device)
 
 
 # ps3.divide, ps3.safe_log, ps3.log_or_y, ps3.smooth_step -----------------------------------------
 
 
+def _weighted_grad(f: Any, argnums: Any, weights: np.ndarray) -> Any:
+    w = _arr(weights)
+    return _jit(_grad(lambda *a: (f(*a) * w).sum(), argnums=argnums))
+
+
 def probe_divide_jit(ns: dict, inputs: dict) -> Any:
-    return _jit(ns["divide"])(_f32(inputs["x"]), _f32(inputs["y"]))
+    return _jit(ns["unit"])(_arr(inputs["v"]))
 
 
-def probe_divide_grad(ns: dict, inputs: dict) -> tuple:
-    grads = _jit(_vmap(_grad(ns["divide"], argnums=(0, 1))))
-    return tuple(grads(_f32(inputs["x"]), _f32(inputs["y"])))
+def probe_divide_vmap(ns: dict, inputs: dict) -> list:
+    f, v = ns["unit"], _arr(inputs["v"])
+    return [_vmap(f)(v), _jit(_vmap(f, in_axes=-2, out_axes=-2))(v)]
+
+
+def probe_divide_grad(ns: dict, inputs: dict) -> Any:
+    return _weighted_grad(ns["unit"], 0, inputs["w"])(_arr(inputs["v"]))
 
 
 def probe_safe_log_values(ns: dict, inputs: dict) -> Any:
-    return _jit(ns["safe_log"])(_f32(inputs["x"]))
+    return _jit(ns["plogp"])(_arr(inputs["p"], inputs.get("dtype", "float32")))
 
 
 def probe_safe_log_grad(ns: dict, inputs: dict) -> Any:
-    return _jit(_vmap(_grad(ns["safe_log"])))(_f32(inputs["x"]))
+    p = _arr(inputs["p"], inputs.get("dtype", "float32")).reshape(-1)
+    return _jit(_vmap(_grad(ns["plogp"])))(p)
 
 
-def probe_log_or_y_values(ns: dict, inputs: dict) -> Any:
-    return _jit(ns["log_or_y"])(_f32(inputs["x"]), _f32(inputs["y"]))
+def probe_safe_log_x64(ns: dict, inputs: dict) -> dict:
+    with _enable_x64(True):
+        return {"values": np.asarray(probe_safe_log_values(ns, inputs)),
+                "grads": np.asarray(probe_safe_log_grad(ns, inputs))}
+
+
+def probe_log_or_y_values(ns: dict, inputs: dict) -> list:
+    f = ns["inv_sqrt_or"]
+    x, fb = _arr(inputs["x"]), _arr(inputs["fallback"])
+    return [_jit(f)(x, fb), _jit(_vmap(f, in_axes=(0, None)))(x, fb)]
 
 
 def probe_log_or_y_grad(ns: dict, inputs: dict) -> tuple:
-    grads = _jit(_vmap(_grad(ns["log_or_y"], argnums=(0, 1))))
-    return tuple(grads(_f32(inputs["x"]), _f32(inputs["y"])))
+    grads = _weighted_grad(ns["inv_sqrt_or"], (0, 1), inputs["w"])
+    return tuple(grads(_arr(inputs["x"]), _arr(inputs["fallback"])))
 
 
 def probe_smooth_step_values(ns: dict, inputs: dict) -> Any:
-    return _jit(ns["smooth_step"])(_f32(inputs["x"]), inputs["temperature"])
+    return _jit(ns["soft_argmax"])(_arr(inputs["logits"]), inputs["temperature"])
 
 
 def probe_smooth_step_grad(ns: dict, inputs: dict) -> Any:
-    grads = _jit(_vmap(_grad(ns["smooth_step"]), in_axes=(0, None)))
-    return grads(_f32(inputs["x"]), inputs["temperature"])
+    grads = _weighted_grad(ns["soft_argmax"], 0, inputs["w"])
+    return grads(_arr(inputs["logits"]), _arr(inputs["temperature"]))
+
+
+def probe_smooth_step_vmap(ns: dict, inputs: dict) -> Any:
+    f = ns["soft_argmax"]
+    return _jit(_vmap(f, in_axes=(-2, None), out_axes=-2))(_arr(inputs["logits"]),
+                                                           inputs["temperature"])
 
 
 # ps3.benchmark ----------------------------------------------------------------------------------
@@ -156,8 +292,8 @@ def probe_smooth_step_grad(ns: dict, inputs: dict) -> Any:
 class _SimulatedDevice:
     """A function with a simulated clock: compiling on the first call, transferring host
     (NumPy) arguments, and running asynchronously on an in-order device queue each cost
-    simulated seconds. What a benchmark reports can then be checked exactly, with no real
-    timing noise."""
+    simulated seconds. Its result is a pytree (a pair) of pending arrays. What a benchmark
+    reports can then be checked exactly, with no real timing noise."""
 
     def __init__(self, compile_s: float, compute_s: float, transfer_s: float, dispatch_s: float):
         self.compile_s, self.compute_s = compile_s, compute_s
@@ -165,8 +301,6 @@ class _SimulatedDevice:
         self.now = 0.0
         self.queue_free_at = 0.0
         self.calls = 0
-        self.host_arguments = 0
-        self.waits = 0
 
     def clock(self) -> float:
         return self.now
@@ -174,15 +308,14 @@ class _SimulatedDevice:
     def clock_ns(self) -> int:
         return int(self.now * 1e9)
 
-    def __call__(self, *args: Any) -> _PendingResult:
+    def __call__(self, *args: Any) -> tuple:
         self.calls += 1
-        if self.calls == 1:
-            self.now += self.compile_s
         host = sum(isinstance(a, np.ndarray) for a in args)
-        self.host_arguments += host
         self.now += host * self.transfer_s + self.dispatch_s
+        if self.calls == 1:
+            self.now += self.compile_s  # tracing and compiling run on the host, before dispatch
         self.queue_free_at = max(self.now, self.queue_free_at) + self.compute_s
-        return _PendingResult(self, self.queue_free_at)
+        return (_PendingResult(self, self.queue_free_at), _PendingResult(self, self.queue_free_at))
 
 
 class _PendingResult:
@@ -190,7 +323,6 @@ class _PendingResult:
         self._device, self._ready_at = device, ready_at
 
     def block_until_ready(self) -> _PendingResult:
-        self._device.waits += 1
         self._device.now = max(self._device.now, self._ready_at)
         return self
 
@@ -223,44 +355,122 @@ def probe_benchmark(ns: dict, inputs: dict) -> dict:
     args = [np.ones(shape, np.float32) for shape in inputs["shapes"]]
     benchmark = ns["benchmark"]
     with _simulated_clocks(ns, device):
-        seconds = benchmark(device, *args, repeats=inputs["repeats"])
-    return {"seconds": float(seconds), "calls": device.calls,
-            "host_arguments": device.host_arguments, "waits": device.waits}
+        result = benchmark(device, *args, repeats=inputs["repeats"])
+    first, steady = result
+    return {"first": float(first), "steady": float(steady), "calls": device.calls}
 
 
 # ps3.donate -------------------------------------------------------------------------------------
 
 
+def _tree(spec: Any) -> Any:
+    return _build_batch(spec, lambda a: _device_put(a))
+
+
 def probe_donate(ns: dict, inputs: dict) -> dict:
-    params = {name: _f32(value) for name, value in inputs["params"].items()}
-    grads = {name: _f32(value) for name, value in inputs["grads"].items()}
-    new = ns["sgd_step"](params, grads, inputs["lr"])
+    params, velocity, grads = (_tree(inputs[k]) for k in ("params", "velocity", "grads"))
+    pointers = {name: [leaf.unsafe_buffer_pointer() for leaf in _tree_leaves(tree)]
+                for name, tree in (("params", params), ("velocity", velocity))}
+    step = ns["momentum_step"]
+    array_type = type(_tree_leaves(params)[0])
+    real_delete = array_type.delete
+    deletes = [0]
+
+    def counting_delete(self):
+        deletes[0] += 1
+        return real_delete(self)
+
+    grads_donated = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # Which arguments the lowered program donates (a jitted step has .lower; a wrapper not).
+        if hasattr(step, "lower"):
+            text = step.lower(params, velocity, grads, inputs["lr"], inputs["beta"]).as_text()
+            head = text.split("@main(", 1)[1].split(") -> ", 1)[0]
+            donors = ["aliasing_output" in a or "buffer_donor" in a for a in head.split("%arg")[1:]]
+            first = len(pointers["params"]) + len(pointers["velocity"])
+            grads_donated = any(donors[first:first + len(_tree_leaves(grads))])
+        array_type.delete = counting_delete
+        try:
+            new_params, new_velocity = step(params, velocity, grads, inputs["lr"], inputs["beta"])
+            _block((new_params, new_velocity))
+        finally:
+            array_type.delete = real_delete
+    # JAX warns, when it lowers, that an argument was donated which XLA had no output to write
+    # into (grads here).
+    unusable = [str(w.message)[:200] for w in caught if "not usable" in str(w.message)]
+    out_pointers = {leaf.unsafe_buffer_pointer()
+                    for leaf in _tree_leaves((new_params, new_velocity))}
     return {
-        "new": {name: new[name] for name in sorted(params)},
-        "params_deleted": [params[n].is_deleted() for n in sorted(params)],
-        "grads_deleted": [grads[n].is_deleted() for n in sorted(grads)],
+        "params": [np.asarray(leaf) for leaf in _tree_leaves(new_params)],
+        "velocity": [np.asarray(leaf) for leaf in _tree_leaves(new_velocity)],
+        "deleted": {name: [leaf.is_deleted() for leaf in _tree_leaves(tree)]
+                    for name, tree in (("params", params), ("velocity", velocity),
+                                       ("grads", grads))},
+        "reused": {name: [p in out_pointers for p in ptrs] for name, ptrs in pointers.items()},
+        "delete_calls": deletes[0],
+        "unusable": unusable,
+        "grads_donated": grads_donated,
     }
 
 
 # ps3.debug_print, ps3.callback ------------------------------------------------------------------
 
 
-def probe_debug_print(ns: dict, inputs: dict) -> dict:
-    traced_sqrt = _jit(ns["traced_sqrt"])
+def _printed(run: Any) -> tuple[Any, str]:
     captured = io.StringIO()
-    values = []
     with contextlib.redirect_stdout(captured):
-        for v in inputs["values"]:
-            values.append(_block(traced_sqrt(np.float32(v))))
+        value = run()
         _effects_barrier()
-    return {"values": values, "text": captured.getvalue()[:5000]}
+    return value, captured.getvalue()[:20000]
 
 
-def probe_callback_jit(ns: dict, inputs: dict) -> Any:
-    return _jit(ns["ranks"])(_f32(inputs["batch"][0]))
+def probe_debug_print_runtime(ns: dict, inputs: dict) -> list:
+    f = _jit(ns["newton_sqrt"], static_argnums=1)
+    calls = []
+    for a, steps in inputs["calls"]:
+        value, text = _printed(lambda a=a, steps=steps: _block(f(_arr(a), steps)))
+        calls.append({"value": value, "text": text})
+    return calls
 
 
-def probe_callback_vmap(ns: dict, inputs: dict) -> list:
-    ranks = ns["ranks"]
-    batch = _f32(inputs["batch"])
-    return [_vmap(ranks)(batch), _jit(_vmap(ranks))(batch)]
+def probe_debug_print_vmap(ns: dict, inputs: dict) -> dict:
+    f = ns["newton_sqrt"]
+    steps = inputs["steps"]
+    value, text = _printed(lambda: _block(_jit(_vmap(lambda a: f(a, steps)))(_arr(inputs["a"]))))
+    return {"value": value, "text": text}
+
+
+def _counting_host(ns: dict) -> tuple[list, Any]:
+    host = ns["host_histogram"]
+    calls = [0]
+
+    def counted(*args, **kwargs):
+        calls[0] += 1
+        return host(*args, **kwargs)
+
+    ns["host_histogram"] = counted
+    return calls, host
+
+
+def probe_callback_jit(ns: dict, inputs: dict) -> dict:
+    calls, host = _counting_host(ns)
+    try:
+        f = _jit(ns["histogram"], static_argnums=1)
+        values = [f(_arr(v), inputs["bins"]) for v in inputs["batch"]]
+        _block(values)
+    finally:
+        ns["host_histogram"] = host
+    return {"values": values, "host_calls": calls[0]}
+
+
+def probe_callback_vmap(ns: dict, inputs: dict) -> dict:
+    calls, host = _counting_host(ns)
+    try:
+        f, bins = ns["histogram"], inputs["bins"]
+        batch = _arr(inputs["batch"])
+        values = [_vmap(lambda v: f(v, bins))(batch), _jit(_vmap(lambda v: f(v, bins)))(batch)]
+        _block(values)
+    finally:
+        ns["host_histogram"] = host
+    return {"values": values, "host_calls": calls[0]}
