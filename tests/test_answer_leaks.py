@@ -230,12 +230,9 @@ def test_every_assignment_has_answers():
 
 # -- the course's real data ----------------------------------------------------------------------
 
-# Leaks that this branch still holds and that other branches are removing (issue 10): strict,
-# so the mark must go once they are gone. Every leak found is listed in the failure, and by
-# `python tests/test_answer_leaks.py`.
-KNOWN_LEAKS = {
-    "ps3_pitfalls": "the FAQ chapters and jaxcourse/faq_tools print ps3's fixes (issue 10)",
-}
+# Known leaks, marked strict so that the mark must go once they are gone (none now). Every leak
+# found is listed in the failure, and by `python tests/test_answer_leaks.py`.
+KNOWN_LEAKS: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
