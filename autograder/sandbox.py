@@ -53,6 +53,10 @@ from typing import Any
 
 import IPython  # noqa: F401  (warm import for the fork server)
 import jax
+
+# JAX imports this lazily on the first device_put to a device, and it registers rules for its
+# own primitives: imported before the guard's snapshot, so that is not taken for tampering.
+import jax.experimental.multihost_utils
 import numpy as np  # noqa: F401  (warm import for the fork server)
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
