@@ -130,7 +130,7 @@ def graded(tmp_path_factory) -> dict[str, dict]:
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     run = subprocess.run(
         [sys.executable, "-m", "autograder", "grade", NAME, str(submitted), "--out",
-         str(work / "out"), "--seed", "0", "--workers", "1", "--no-progress",
+         str(work / "out"), "--seed", "0", "--workers", "2", "--no-progress",
          "--db", f"sqlite:///{work / 'gradebook.db'}"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=3000, check=False)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]

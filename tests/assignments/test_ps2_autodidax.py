@@ -49,7 +49,7 @@ def graded(tmp_path_factory):
                    cwd=ROOT, check=True, timeout=600)
     done = subprocess.run(
         [sys.executable, "-m", "autograder", "grade", "ps2_autodidax", str(tmp / "submitted"),
-         "--out", str(tmp / "out"), "--seed", "0", "--workers", "1", "--no-progress"],
+         "--out", str(tmp / "out"), "--seed", "0", "--workers", "2", "--no-progress"],
         env=_env(), cwd=ROOT, capture_output=True, text=True, timeout=3000, check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     return {path.stem: json.loads(path.read_text())
