@@ -32,6 +32,7 @@ import importlib
 import multiprocessing
 import multiprocessing.forkserver
 import os
+import re
 import signal
 import socket
 import sys
@@ -339,9 +340,14 @@ def _gpu_not_run(check: Check) -> dict:
                   "machine has none; it is left out of the maximum score")
 
 
+# Object addresses (`<function f at 0x7f...>`) differ between processes: dropped, so grading the
+# same notebook twice gives byte-identical results.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
 def _entry(check: Check, points: float, status: str, message: str) -> dict:
     return {"name": check_name(check), "points": points, "max_points": float(check.points),
-            "status": status, "message": message}
+            "status": status, "message": _ADDRESS.sub("", message)}
 
 
 def input_seed(secret: bytes, student_id: str, check_id: str) -> int:
@@ -646,8 +652,9 @@ class _Session:
                                     keep_lines=True)
                 self.output_left -= len(output)
                 self.cell_reports.setdefault(index, {
-                    "output": output,
-                    "error": None if error is None else clean_text(error, 1000, keep_lines=True)})
+                    "output": _ADDRESS.sub("", output),
+                    "error": None if error is None else _ADDRESS.sub(
+                        "", clean_text(error, 1000, keep_lines=True))})
                 current = cell_deadline = None
             else:  # ready
                 _expect_fields(message, {"ready": list, "config": list})
