@@ -182,3 +182,26 @@ def test_the_cuda_source_compiled_where_nvcc_exists():
     if not (shutil.which("nvcc") or Path("/usr/local/bin/nvcc").exists()):
         pytest.skip("no nvcc on this machine: the CUDA kernel cannot be compiled here")
     assert kernels.CUDA_LIBRARY.exists()
+
+
+def test_the_recorded_gpu_figures_back_the_measuring_chapter():
+    """book/kernels/gpu_figures.json is what the chapters show without a GPU: a real run of
+    benchmarks/kernel_bandwidth_gpu.py, whole and consistent."""
+    from jaxcourse.kernels import gpu_measure
+
+    record = gpu_measure.recorded()
+    assert set(record) >= {"date", "device", "jax", "peak", "correctness", "all_correct",
+                           "gpu_lowering_target", "columns", "rows", "elements", "gbs"}
+    assert record["all_correct"] and all(row["ok"] for row in record["correctness"])
+    shapes = {tuple(row["shape"]) for row in record["correctness"]}
+    assert {(0, 7), (4, 0), (1,), (7, 1023)} <= shapes  # empty, one row, odd sizes
+    assert record["gpu_lowering_target"] == kernels.CUDA_TARGET
+    assert record["elements"] == [r * record["columns"] for r in record["rows"]]
+    assert set(record["gbs"]) == {"CUDA FFI kernel", "XLA rms_norm (jax.numpy, jitted)",
+                                  "XLA fused x * y + z", "device copy"}
+    peak = record["peak"]
+    assert peak["peak_gbs"] == pytest.approx(2 * peak["memory_clock_mhz"] * peak["bus_width_bits"]
+                                             / 8 / 1e3)
+    for values in record["gbs"].values():
+        assert len(values) == len(record["rows"])
+        assert all(0 < v <= 1.05 * peak["peak_gbs"] for v in values)  # no figure beats physics
