@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import feedback, record
+from autograder import feedback, record, reproduce, summary
 from autograder.normalise import read_release
 from autograder.record import clean_text
 from autograder.runner import Config, Limits, check_name, grade_notebook, init_worker
@@ -152,6 +152,10 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
         tests = [detail["tests"][c.id] for c in spec.checks]
         result = record.results_json(student_id, assignment, tests)
         detail["tests_by_check"] = detail["tests"]
+        detail["reproducers"] = {
+            c.id: code for c in spec.checks
+            if detail["tests"][c.id]["status"] in ("failed", "error") and not c.needs_gpu
+            and (code := reproduce.reproducer(assignment, c.id, package)) is not None}
         record.write_results(out, result)
         (out / "feedback" / f"{student_id}.html").write_text(
             feedback.render(result, spec, detail), encoding="utf-8")
@@ -160,6 +164,7 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
                      "status": detail["status"], "message": _row_message(detail, tests)})
         results.append(dict(result, tests_by_check=detail["tests"]))
     record.write_grades_csv(out, rows)
+    (out / "summary.html").write_text(summary.render(spec, results, rows), encoding="utf-8")
     gradebook_ready.join()
     record.write_gradebook(db_url, spec, release_cells, results,
                            {c.id: c.grade_cell for c in spec.checks})
@@ -232,6 +237,8 @@ def summary_table(run: GradeRun) -> str:
     lines.append(f"{len(run.rows)} submissions in {run.seconds:.1f} s "
                  f"({60 * len(run.rows) / max(run.seconds, 1e-9):.1f}/min); "
                  f"isolation: {clean_text(run.isolation, 400)}; output in {run.out}")
+    lines.append(f"class summary (scores per task, checks failed most often, submissions that "
+                 f"could not be graded): {run.out / 'summary.html'}")
     workers = sorted({w for d in run.details.values() for w in d.get("workers", [])})
     if workers:
         from autograder.cluster import gpu_summary
