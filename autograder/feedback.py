@@ -42,14 +42,15 @@ pre.err{background:#fff5f5;border-left:3px solid var(--bad)}
 .note{background:var(--warn);padding:.5rem .8rem;border-radius:6px}
 table{border-collapse:collapse;width:100%;margin:.6rem 0 1rem;table-layout:fixed}
 td,th{border-bottom:1px solid var(--line);padding:.4rem;text-align:left;vertical-align:top}
-th.pts,td.pts{width:5.5rem}th.res,td.res{width:5.5rem}
+th.pts,td.pts,th.res,td.res{width:5rem;white-space:nowrap;overflow-wrap:normal}
 .passed{color:var(--ok)}.failed,.error{color:var(--bad)}.not-run{color:var(--muted)}
 .check{border:1px solid var(--line);border-radius:6px;padding:.5rem .8rem;margin:.5rem 0}
 .check .head{display:flex;flex-wrap:wrap;gap:.2rem .8rem;align-items:baseline}
 .check .name{flex:1 1 14rem;font-weight:500}
 .cell{margin:1rem 0}.md{border-left:3px solid #eef1f4;padding:0 .8rem}
 details>summary{cursor:pointer;color:var(--muted)}
-@media (max-width:520px){body{padding:1rem .6rem}th.pts,td.pts,th.res,td.res{width:4.2rem}}
+@media (max-width:520px){body{padding:1rem .6rem}th.pts,td.pts,th.res,td.res{width:4.3rem}
+table{font-size:.9rem}}
 """
 
 _ROLES = {"solution": "your solution", "student": "a cell you added",

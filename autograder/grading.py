@@ -152,7 +152,8 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
         tests = [detail["tests"][c.id] for c in spec.checks]
         result = record.results_json(student_id, assignment, tests)
         detail["tests_by_check"] = detail["tests"]
-        detail["reproducers"] = {
+        # A snippet per failed check, unless the file was not a notebook it could follow.
+        detail["reproducers"] = {} if detail["status"] == "error" else {
             c.id: code for c in spec.checks
             if detail["tests"][c.id]["status"] in ("failed", "error") and not c.needs_gpu
             and (code := reproduce.reproducer(assignment, c.id, package)) is not None}

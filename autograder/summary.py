@@ -76,6 +76,8 @@ def render(assignment: Assignment, results: list[dict], rows: list[dict]) -> str
         parts.append(f"<h3>{_esc(task.id)}: {_esc(task.title)} (of {maxima[task.id]:g})</h3>")
         parts.append(_chart([(f"{p:g}", n) for p, n in counts], len(graded),
                             f"students by points in {task.id}"))
+        parts.append("<p class='muted'>Under each bar the points earned, above it the number of "
+                     "students who earned them.</p>")
 
     parts.append("<h2>Checks that failed most often</h2>")
     failures: Counter = Counter()
