@@ -1,0 +1,102 @@
+"""ps4_core's reproducers ("Try it yourself" snippets) do what they say, run as a student runs
+them: in a fresh kernel after the notebook's own cells (tests/reproducer_kernel.py).
+
+- every check has a snippet that passes the cell policy, the same text every time;
+- after the reference solution, and after each correct alternative, every snippet runs to the end;
+- after a wrong solution (the demo class's wrong students, the partial and the untouched notebook,
+  and every other mutant), the snippet of each check the solution fails when graded raises.
+
+Which checks a solution fails comes from grading it once, in a subprocess, with the in-process
+grader (tests/assignments/grade_inprocess.py, seed 0).
+"""
+
+from __future__ import annotations
+
+import jax
+import pytest
+from grade_inprocess import ROOT, grade_notebooks, write
+from reproducer_kernel import run_after
+
+from autograder import classroom, policy
+from autograder.assignments.ps4_core import checks, mutants, reproduce
+
+pytestmark = pytest.mark.timeout(1800)
+
+NAME = "ps4_core"
+CHECKS = [check for check in checks.CHECKS if not check.needs_gpu]
+DEMO = classroom.demo_submissions(NAME, root=ROOT)
+# Wrong solutions: the demo class's, and every other mutant (all three tasks).
+WRONG = {
+    **{student: nb for student, nb in DEMO.items() if student not in ("full", "broken")},
+    **{name: classroom.mutant_submission(NAME, name, root=ROOT)
+       for name in mutants.MUTANTS if name not in mutants.DEMO},
+}
+
+
+@pytest.fixture(scope="module")
+def codes() -> dict[str, str]:
+    return {check.id: reproduce.reproducer(check.id) for check in CHECKS}
+
+
+@pytest.fixture(scope="module")
+def failed(tmp_path_factory) -> dict[str, list[str]]:
+    """student -> the ids of the checks their notebook fails when graded."""
+    folder = tmp_path_factory.mktemp("ps4_wrong")
+    paths = [write(nb, folder / f"{student}.ipynb") for student, nb in WRONG.items()]
+    graded = grade_notebooks(NAME, paths, processes=1)
+    return {student: [c["id"] for c in graded[student]["checks"] if c["status"] == "failed"]
+            for student in WRONG}
+
+
+def test_every_check_has_a_snippet_that_passes_the_cell_policy(codes):
+    allowed = policy.allowed_imports(checks.ASSIGNMENT)
+    for check in checks.CHECKS:
+        if check.needs_gpu:
+            assert reproduce.reproducer(check.id) is None, check.id
+            continue
+        code = codes[check.id]
+        assert isinstance(code, str), check.id
+        assert policy.check_source(code, allowed)[1] == [], check.id
+        assert code.startswith(f"# {check.id}: ") and "import numpy as np" in code, check.id
+        assert "your code:" in code and "a correct solution:" in code, check.id
+        # No grader code, no change of the student's JAX configuration.
+        assert "autograder" not in code and "config" not in code, check.id
+    assert reproduce.reproducer("ps4.no_such_check") is None
+
+
+def test_snippets_are_deterministic_and_leave_the_configuration_alone(codes):
+    before = jax.config.jax_enable_x64
+    again = {check.id: reproduce.reproducer(check.id) for check in CHECKS}
+    assert again == codes
+    assert jax.config.jax_enable_x64 == before
+
+
+def test_every_snippet_runs_after_the_reference(codes):
+    reference = classroom.make_submission(
+        NAME, classroom.solution_sources(NAME, root=ROOT), root=ROOT)
+    raised = {k: v for k, v in run_after(reference, codes).items() if v is not None}
+    assert raised == {}
+
+
+@pytest.mark.parametrize("alternative", sorted(mutants.ALTERNATIVES))
+def test_every_snippet_runs_after_a_correct_alternative(alternative, codes):
+    _, fills = mutants.ALTERNATIVES[alternative]
+    nb = classroom.make_submission(
+        NAME, {**classroom.solution_sources(NAME, root=ROOT), **fills}, root=ROOT)
+    raised = {k: v for k, v in run_after(nb, codes).items() if v is not None}
+    assert raised == {}
+
+
+@pytest.mark.parametrize("student", sorted(WRONG))
+def test_the_snippet_of_each_failed_check_raises(student, codes, failed):
+    ids = failed[student]
+    assert ids, f"{student} fails no check: nothing to reproduce"
+    outcome = run_after(WRONG[student], {check_id: codes[check_id] for check_id in ids})
+    passed = [check_id for check_id, error in outcome.items() if error is None]
+    assert passed == [], f"snippets that pass although {student} failed their check"
+
+
+def test_the_wrong_solutions_cover_every_task(failed):
+    tasks = {check.id: check.task for check in CHECKS}
+    assert {tasks[i] for ids in failed.values() for i in ids} == {t.id for t in checks.TASKS}
+    assert len(WRONG) - len(mutants.DEMO) - 2 >= 8
