@@ -1,0 +1,149 @@
+"""ps2_autodidax's reproducers ("Try it yourself" snippets) do what they say, run as a student runs
+them: in a fresh kernel after the notebook's own cells (tests/reproducer_kernel.py).
+
+- every check has a snippet that passes the cell policy, the same text every time, and computing
+  them leaves the grader's JAX configuration as it was;
+- after the reference solution, and after two correct solutions written other ways, every
+  snippet runs to the end (all of a notebook's snippets in one kernel);
+- after a wrong solution (the demo class's wrong students, the partial and the untouched notebook,
+  and further mutants of every task), the snippet of each check the solution fails when graded
+  raises.
+
+Which checks a solution fails comes from grading it once, in this process, as the in-process
+grader does (tests/assignments/grade_inprocess.py: its ``run_cells``, and ``run_check`` of
+autograder.inprocess, seed 0), with each check's expectation computed once for all notebooks
+(same seed, same inputs) and the course's rule tables restored afterwards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import jax
+import pytest
+from grade_inprocess import ROOT, run_cells
+from ps2_alternatives import ALTERNATIVES
+from reproducer_kernel import run_after
+
+from autograder import classroom, policy
+from autograder.assignments.ps2_autodidax import checks, mutants, reproduce
+from autograder.inprocess import load, run_check
+from jaxcourse.autodidax.batching import vmap_rules
+from jaxcourse.autodidax.jvp import jvp_rules
+
+pytestmark = pytest.mark.timeout(1800)
+
+NAME = "ps2_autodidax"
+CHECKS = [check for check in checks.CHECKS if not check.needs_gpu]
+REFERENCE = classroom.solution_sources(NAME, root=ROOT)
+DEMO = classroom.demo_submissions(NAME, root=ROOT)
+# Mutants beyond the demo class's, a few per task, the ones whose mistakes show only on some
+# inputs first: rank-2 operands, ties, tracers, batch axes in front, prefixes, negative axes.
+FURTHER = (
+    "exp_jvp_forgets_dx", "log_jvp_divides_by_log", "max_jvp_ties_sum", "max_jvp_numpy_where",
+    "matmul_jvp_operands_swapped", "matmul_batch_reports_x_axis", "matmul_batch_with_numpy",
+    "transpose_batch_keeps_bdim", "broadcast_batch_axes_unshifted", "transpose_batch_with_numpy",
+    "in_axes_prefix_one_leaf", "in_axes_negative_unnormalised", "out_axes_none_never_raises",
+)
+WRONG = {
+    **{student: nb for student, nb in DEMO.items() if student not in ("full", "broken")},
+    **{name: classroom.mutant_submission(NAME, name, root=ROOT) for name in FURTHER},
+}
+CORRECT = ("alt_all_a", "alt_all_b")  # every task written the first, the second other way
+
+
+@pytest.fixture(scope="module")
+def codes() -> dict[str, str]:
+    return {check.id: reproduce.reproducer(check.id) for check in CHECKS}
+
+
+def _expect_once(check, memo: dict):
+    def expect(inputs):
+        if check.id not in memo:
+            memo[check.id] = check.expect(inputs)
+        return memo[check.id]
+
+    return expect
+
+
+@pytest.fixture(scope="module")
+def failed() -> dict[str, list[str]]:
+    """student -> the ids of the checks their notebook fails when graded."""
+    spec, probes = load(NAME)
+    memo: dict = {}
+    graded = [replace(check, expect=_expect_once(check, memo)) for check in spec.checks
+              if not check.needs_gpu]
+    tables = [(table, dict(table)) for table in (jvp_rules, vmap_rules)]  # the cells register
+    try:
+        found = {}
+        for student, nb in WRONG.items():
+            ns, _ = run_cells(nb)
+            found[student] = [check.id for check in graded
+                              if not run_check(check, probes, ns, 0)[0].passed]
+        return found
+    finally:
+        for table, content in tables:
+            table.clear()
+            table.update(content)
+
+
+def test_every_check_has_a_snippet_that_passes_the_cell_policy(codes):
+    allowed = policy.allowed_imports(checks.ASSIGNMENT)
+    for check in checks.CHECKS:
+        if check.needs_gpu:
+            assert reproduce.reproducer(check.id) is None, check.id
+            continue
+        code = codes[check.id]
+        assert isinstance(code, str), check.id
+        assert policy.check_source(code, allowed)[1] == [], check.id
+        assert code.startswith(f"# {check.id}: ") and "\nimport numpy as np\n" in code, check.id
+        assert "your code" in code and "a correct solution" in code, check.id
+        assert "assert " in code or "raise AssertionError" in code, check.id
+        # No grader code, no change of the student's JAX configuration.
+        assert "autograder" not in code and "config" not in code, check.id
+    assert reproduce.reproducer("ps2.no_such_check") is None
+
+
+def test_snippets_hold_no_line_of_the_reference_solution(codes):
+    lines = {line.strip() for source in REFERENCE.values() for line in source.splitlines()
+             if len(line.strip()) >= 20 and not line.strip().startswith(("def ", "#", '"""'))}
+    for check_id, code in codes.items():
+        assert not [line for line in lines if line in code], check_id
+
+
+def test_snippets_are_deterministic_and_leave_the_configuration_alone(codes):
+    before = dict(jax.config.values)
+    again = {check.id: reproduce.build(check.id) for check in CHECKS}  # not the cached ones
+    assert again == codes
+    assert dict(jax.config.values) == before
+
+
+def test_every_snippet_runs_after_the_reference(codes):
+    reference = classroom.make_submission(NAME, REFERENCE, root=ROOT)
+    raised = {k: v for k, v in run_after(reference, codes).items() if v is not None}
+    assert raised == {}
+
+
+@pytest.mark.parametrize("alternative", CORRECT)
+def test_every_snippet_runs_after_a_correct_alternative(alternative, codes):
+    nb = classroom.make_submission(NAME, {**REFERENCE, **ALTERNATIVES[alternative][1]}, root=ROOT)
+    raised = {k: v for k, v in run_after(nb, codes).items() if v is not None}
+    assert raised == {}
+
+
+@pytest.mark.parametrize("student", sorted(WRONG))
+def test_the_snippet_of_each_failed_check_raises(student, codes, failed):
+    ids = failed[student]
+    assert ids, f"{student} fails no check: nothing to reproduce"
+    outcome = run_after(WRONG[student], {check_id: codes[check_id] for check_id in ids})
+    passed = [check_id for check_id, error in outcome.items() if error is None]
+    assert passed == [], f"snippets that pass although {student} failed their check"
+
+
+def test_the_wrong_solutions_cover_every_task(failed):
+    tasks = {check.id: check.task for check in CHECKS}
+    assert {tasks[i] for ids in failed.values() for i in ids} == {t.id for t in checks.TASKS}
+    for name in FURTHER:  # each further mutant loses points on its own task
+        assert {tasks[i] for i in failed[name]} == {mutants.TASK[name]}, name
+    assert {mutants.TASK[name] for name in FURTHER} == {t.id for t in checks.TASKS}
+    assert len(FURTHER) >= 8 and set(mutants.DEMO).isdisjoint(FURTHER)
