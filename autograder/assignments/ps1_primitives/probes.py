@@ -27,6 +27,7 @@ import re
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax._src.interpreters.partial_eval import _cached_abstract_eval
 from jax.core import ShapedArray
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching
@@ -34,6 +35,9 @@ from jax.interpreters import ad, batching
 # Captured before any student code runs.
 _BIND = Primitive.bind
 _DEF_ABSTRACT_EVAL = Primitive.def_abstract_eval
+# JAX's tracer caches abstract values per (primitive, operand avals, params): emptied when a pin
+# starts and ends, so neither the student's rule nor the pin answers for the other.
+_CLEAR_ABSTRACT_EVAL_CACHE = _cached_abstract_eval.cache_clear
 _PRIMITIVE = Primitive
 _SHAPED = ShapedArray
 _jit, _jvp, _vmap = jax.jit, jax.jvp, jax.vmap
@@ -104,6 +108,7 @@ class _Pinned:
             return student(x, w, axis=axis)[0]
 
         _DEF_ABSTRACT_EVAL(self.p, pinned)
+        _CLEAR_ABSTRACT_EVAL_CACHE()
         return self
 
     def __exit__(self, *exc):
@@ -111,6 +116,7 @@ class _Pinned:
             vars(self.p).pop("abstract_eval", None)
         else:
             vars(self.p)["abstract_eval"] = self.saved
+        _CLEAR_ABSTRACT_EVAL_CACHE()
         return False
 
 
