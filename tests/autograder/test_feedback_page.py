@@ -55,3 +55,11 @@ def test_a_failed_check_shows_its_snippet_and_a_passed_one_none():
     page = _page(reproducers={"t.rule.b": "print('try me')", "t.rule.a": "never shown"})
     assert "Try it yourself" in page and "print(&#x27;try me&#x27;)" in page
     assert "never shown" not in page
+
+
+def test_a_task_that_passed_folds_its_checks():
+    tests = {c.id: {"name": f"{c.id}: {c.description}", "points": 1.0, "max_points": 1.0,
+                    "status": "passed", "message": ""} for c in CHECKS}
+    detail = {"tests_by_check": tests, "notes": [], "message": "", "cells": []}
+    page = feedback.render({"student_id": "s2", "score": 2.0, "max_score": 2.0}, SPEC, detail)
+    assert "<details><summary>all 2 checks passed: show them</summary>" in page
