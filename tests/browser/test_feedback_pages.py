@@ -56,6 +56,14 @@ def _pages(demo_out):
             yield name, result.stem, graded
 
 
+def _full_page_shot(driver, width: int, dest) -> None:
+    """The whole page at ``width``: the window made as tall as the page, then put back."""
+    height = driver.execute_script("return document.body.scrollHeight")
+    driver.set_window_size(width, min(max(height, 900), 16000))
+    driver.save_screenshot(str(dest))
+    driver.set_window_size(width, 900)
+
+
 @pytest.fixture(scope="module")
 def seen(demo_out, driver):
     """(assignment, student, width) -> what the page showed."""
@@ -68,14 +76,11 @@ def seen(demo_out, driver):
                 driver.get((graded / "feedback" / f"{student}.html").as_uri())
                 found[name, student, width] = driver.execute_script(_PAGE_JS)
                 if width == 420 or student in ("full", "partial") or student.startswith("wrong"):
-                    height = driver.execute_script("return document.body.scrollHeight")
-                    driver.set_window_size(width, min(max(height, 900), 16000))
-                    driver.save_screenshot(str(SHOTS / f"{name}__{student}@{width}.png"))
-                    driver.set_window_size(width, 900)
+                    _full_page_shot(driver, width, SHOTS / f"{name}__{student}@{width}.png")
             for name in assignment_names("autograder.assignments"):
                 driver.get((demo_out / name / "graded" / "summary.html").as_uri())
                 found[name, "summary.html", width] = driver.execute_script(_PAGE_JS)
-                driver.save_screenshot(str(SHOTS / f"{name}__summary@{width}.png"))
+                _full_page_shot(driver, width, SHOTS / f"{name}__summary@{width}.png")
     finally:
         driver.set_window_size(1280, 900)
     return found
