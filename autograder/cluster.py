@@ -93,7 +93,7 @@ def run_on_dask(config: runner.Config, jobs: list, address: str, *, gpu_checks: 
 
     Returns the same per-student details as the local pool, plus ``workers``: the addresses that
     graded each student, and ``gpu_worker`` where GPU checks ran."""
-    from distributed import Client, as_completed
+    from distributed import Client, wait
     from tqdm import tqdm
 
     from autograder.grading import UsageError
@@ -119,6 +119,7 @@ def run_on_dask(config: runner.Config, jobs: list, address: str, *, gpu_checks: 
         run_key = secrets.token_hex(8)
         [config_future] = client.scatter([config], broadcast=True, hash=False)
         futures = {}
+        again = {}  # future -> how to submit the same task under a new key
         for student_id, path, problem in jobs:
             data, name = None, ""
             if path is not None:
@@ -129,30 +130,60 @@ def run_on_dask(config: runner.Config, jobs: list, address: str, *, gpu_checks: 
                 except (NotebookError, OSError) as err:
                     problem = str(err)
             cpu_only = (all_checks - gpu_checks) if split else None
-            future = client.submit(_grade_task, run_key, config_future, student_id, name, data,
-                                   problem, cpu_only, pure=False,
-                                   key=f"grade-{run_key}-{student_id}")
-            futures[future] = (student_id, "cpu")
+            args = (_grade_task, run_key, config_future, student_id, name, data, problem)
+            kinds = [("cpu", cpu_only, f"grade-{run_key}-{student_id}", {})]
             if split:
-                future = client.submit(_grade_task, run_key, config_future, student_id, name,
-                                       data, problem, gpu_checks, pure=False,
-                                       resources={_GPU: 1},
-                                       key=f"grade-gpu-{run_key}-{student_id}")
-                futures[future] = (student_id, "gpu")
+                kinds.append(("gpu", gpu_checks, f"grade-gpu-{run_key}-{student_id}",
+                              {"resources": {_GPU: 1}}))
+            for kind, only, key, extra in kinds:
+                def submit(suffix: str = "", args=args, only=only, key=key, extra=extra):
+                    return client.submit(*args, only, pure=False, key=key + suffix, **extra)
+
+                future = submit()
+                futures[future] = (student_id, kind)
+                again[future] = submit
         parts: dict[str, dict[str, dict]] = {}
         bar = tqdm(total=len(futures), desc="grading (dask)", unit="task", file=sys.stderr,
                    disable=not progress)
-        for future in as_completed(list(futures)):
-            student_id, kind = futures[future]
+        pending = dict(futures)
+        resubmitted = 0
+        while pending:
             try:
-                parts.setdefault(student_id, {})[kind] = future.result()
-            except Exception as err:  # noqa: BLE001 - a lost task must not stop the class
-                parts.setdefault(student_id, {})[kind] = _lost(student_id, err)
-            bar.update(1)
+                done = wait(list(pending), timeout=_POLL_S, return_when="FIRST_COMPLETED").done
+            except TimeoutError:
+                done = set()
+            for future in done:
+                student_id, kind = pending.pop(future)
+                try:
+                    parts.setdefault(student_id, {})[kind] = future.result()
+                except Exception as err:  # noqa: BLE001 - a lost task must not stop the class
+                    parts.setdefault(student_id, {})[kind] = _lost(student_id, err)
+                bar.update(1)
+            if done:
+                continue
+            # Nothing finished for a while: a task the scheduler holds as finished while this
+            # client never heard so (seen when a worker dies as it hands its result over) is
+            # submitted again under a new key. Grading is deterministic, so the result is the same.
+            stale = client.run_on_scheduler(_finished_keys, keys=[f.key for f in pending])
+            for future in [f for f in pending if f.key in stale]:
+                resubmitted += 1
+                submit = again.pop(future)
+                fresh = submit(f"-again{resubmitted}")
+                pending[fresh] = pending.pop(future)
+                again[fresh] = submit
         bar.close()
     finally:
         client.close()
     return {sid: _merge(by_kind) for sid, by_kind in parts.items()}
+
+
+_POLL_S = 20.0  # seconds without a finished task before the scheduler is asked what it holds
+
+
+def _finished_keys(dask_scheduler, keys: list[str]) -> set[str]:
+    """Which of ``keys`` the scheduler holds as finished (runs on the scheduler)."""
+    tasks = dask_scheduler.tasks
+    return {k for k in keys if k in tasks and tasks[k].state == "memory"}
 
 
 def _lost(student_id: str, err: BaseException) -> dict:
