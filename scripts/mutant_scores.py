@@ -25,9 +25,9 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder.classroom import make_submission, mutants_module, solution_sources  # noqa: E402
-from autograder.grading import load_assignment  # noqa: E402
-from autograder.release import release_path  # noqa: E402
+from autograder.classroom import make_submission, mutants_module, solution_sources
+from autograder.grading import load_assignment
+from autograder.release import release_path
 
 
 def variants(name: str) -> dict[str, tuple[str, nbformat.NotebookNode]]:
