@@ -30,6 +30,7 @@ import secrets
 import sys
 import tempfile
 import threading
+import time
 import zlib
 from pathlib import Path
 
@@ -93,7 +94,7 @@ def run_on_dask(config: runner.Config, jobs: list, address: str, *, gpu_checks: 
 
     Returns the same per-student details as the local pool, plus ``workers``: the addresses that
     graded each student, and ``gpu_worker`` where GPU checks ran."""
-    from distributed import Client, wait
+    from distributed import Client
     from tqdm import tqdm
 
     from autograder.grading import UsageError
@@ -146,12 +147,14 @@ def run_on_dask(config: runner.Config, jobs: list, address: str, *, gpu_checks: 
         bar = tqdm(total=len(futures), desc="grading (dask)", unit="task", file=sys.stderr,
                    disable=not progress)
         pending = dict(futures)
-        resubmitted = 0
+        resubmitted, idle = 0, 0.0
         while pending:
-            try:
-                done = wait(list(pending), timeout=_POLL_S, return_when="FIRST_COMPLETED").done
-            except TimeoutError:
-                done = set()
+            # Polled: distributed.wait and as_completed go through the process's default client,
+            # which need not be this one (a second client in the process broke them).
+            done = [f for f in pending if f.done()]
+            if not done:
+                time.sleep(_TICK_S)
+                idle += _TICK_S
             for future in done:
                 student_id, kind = pending.pop(future)
                 try:
@@ -160,7 +163,10 @@ def run_on_dask(config: runner.Config, jobs: list, address: str, *, gpu_checks: 
                     parts.setdefault(student_id, {})[kind] = _lost(student_id, err)
                 bar.update(1)
             if done:
+                idle = 0.0
+            if idle < _POLL_S:
                 continue
+            idle = 0.0
             # Nothing finished for a while: a task the scheduler holds as finished while this
             # client never heard so (seen when a worker dies as it hands its result over) is
             # submitted again under a new key. Grading is deterministic, so the result is the same.
@@ -178,6 +184,7 @@ def run_on_dask(config: runner.Config, jobs: list, address: str, *, gpu_checks: 
 
 
 _POLL_S = 20.0  # seconds without a finished task before the scheduler is asked what it holds
+_TICK_S = 0.2  # how often the client's futures are looked at
 
 
 def _finished_keys(dask_scheduler, keys: list[str]) -> set[str]:
