@@ -56,24 +56,17 @@ def bind1(primitive, *args, **params):
 
 
 # --- Operations, and a tracer base class that forwards Python operators to them --------------
-def sin(x):
-    return bind1(sin_p, x)
+def _operation(primitive, name: str):
+    """The user-facing function of ``primitive``: bind it and unwrap its single result."""
+    def apply(*operands):
+        return bind1(primitive, *operands)
+
+    apply.__name__ = apply.__qualname__ = name
+    return apply
 
 
-def cos(x):
-    return bind1(cos_p, x)
-
-
-def neg(x):
-    return bind1(neg_p, x)
-
-
-def add(x, y):
-    return bind1(add_p, x, y)
-
-
-def mul(x, y):
-    return bind1(mul_p, x, y)
+sin, cos, neg = (_operation(p, n) for p, n in ((sin_p, "sin"), (cos_p, "cos"), (neg_p, "neg")))
+add, mul = _operation(add_p, "add"), _operation(mul_p, "mul")
 
 
 class Tracer:
