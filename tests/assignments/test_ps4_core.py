@@ -17,6 +17,7 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+import numpy as np
 import pytest
 
 from autograder import release
@@ -101,6 +102,28 @@ def test_mutant_loses_points_on_its_own_task(graded, name):
     for check in result["checks"]:
         if not check["passed"]:
             assert check["blame"] and check["message"], check
+
+
+def _needed(program: dict, n_args: int = 3) -> set[int]:
+    """The values (arguments included) the outputs of a program need, walking back from them."""
+    needed, stack = set(), list(program["outs"])
+    while stack:
+        k = stack.pop()
+        if k not in needed:
+            needed.add(k)
+            if k >= n_args:
+                stack.extend(program["steps"][k - n_args][1:])
+    return needed
+
+
+def test_binder_check_always_leaves_an_input_unused_and_needs_the_constant():
+    """Whatever the seed (the real grader's differs per student and per submission), a pass that
+    drops the binder of an unused input, or the constvars, is caught by ps4.dce.values: its
+    programs read inputs 0 and 1 and the constant 2, and their outputs need one input only."""
+    (check,) = [c for c in checks.CHECKS if c.id == "ps4.dce.values"]
+    for seed in range(200):
+        needed = _needed(check.make_inputs(np.random.default_rng(seed))["program"])
+        assert {0, 1} - needed and 2 in needed, seed
 
 
 def test_release_is_not_stale():

@@ -79,10 +79,12 @@ def _broadcast_any(rng):
     return _broadcast(stretch=kind == 1, rank0=kind == 2)(rng)
 
 
-def _dead_code(chains: bool):
+def _dead_code(chains: bool, signature: bool = False):
+    """With ``signature``, the outputs never need one of the two inputs and always need the
+    constant (programs.draw_dead_code), so the binders a pass keeps are always put to the test."""
     def make(rng):
         n = int(rng.integers(2, 5))
-        return {"program": programs.draw_dead_code(rng, 3, chains=chains),
+        return {"program": programs.draw_dead_code(rng, 3, chains=chains, signature=signature),
                 "args": [rng.uniform(-2.0, 2.0, size=n) for _ in range(2)],
                 "const": rng.uniform(-2.0, 2.0, size=n)}
 
@@ -197,10 +199,11 @@ CHECKS = (
            blame="An equation read only by dead equations is dead too: walk backwards from the "
                  "outputs."),
     _check("ps4.dce.values", DCE, "test_dce", 2,
-           "the smaller jaxpr type-checks and computes what JAX computes, argument unchanged",
-           "probe_dce", _dead_code(chains=True), expect_dce,
-           blame="Return a new Jaxpr with the constvars, in_binders and outs of the argument; "
-                 "do not change the argument."),
+           "the smaller jaxpr type-checks and computes what JAX computes, argument unchanged, "
+           "binders kept when an input is needed by no output",
+           "probe_dce", _dead_code(chains=True, signature=True), expect_dce,
+           blame="Return a new Jaxpr with the constvars, in_binders and outs of the argument, "
+                 "even an input no kept equation reads; do not change the argument."),
     _check("ps4.fold_constants.structure", FOLD, "test_fold_constants", 4,
            "the equations left on random programs over constants and one input",
            "probe_fold", _foldable(literals=False), expect_fold,

@@ -47,9 +47,16 @@ def _step(rng, n_vals, pool=None, second=None):
     return [op, int(rng.choice(pool)), int(rng.choice(pool + (second or [])))]
 
 
-def draw_dead_code(rng: np.random.Generator, n_args: int, *, chains: bool) -> dict:
+def draw_dead_code(rng: np.random.Generator, n_args: int, *, chains: bool,
+                   signature: bool = False) -> dict:
     """Steps over ``n_args - 1`` inputs and a closed-over constant (the last argument), some of
     which no output needs; with ``chains``, dead values feed other dead ones.
+
+    With ``signature`` (``n_args >= 3``), the outputs always leave one input (drawn) unused and
+    always need the constant, so that a pass that drops or keeps binders by use shows it: an
+    equation reading another input and the constant comes first, and the outputs are drawn among
+    the values that do not depend on the unused input, one of them on the constant. Without it,
+    which arguments the outputs need is left to chance.
 
     Every step reads an input or a value computed from one: an operation on the constant alone
     is computed while tracing by the course's core (not staged), while JAX stages it.
@@ -57,7 +64,13 @@ def draw_dead_code(rng: np.random.Generator, n_args: int, *, chains: bool) -> di
     steps: list = []
     n = n_args
     const = [n_args - 1]
-    for _ in range(int(rng.integers(3, 7))):
+    inputs = [k for k in range(n_args) if k not in const]
+    if signature:
+        unused = int(rng.choice(inputs))
+        live = [k for k in inputs if k != unused]
+        steps.append([BINARY[int(rng.integers(len(BINARY)))], int(rng.choice(live)), const[0]])
+        n += 1
+    for _ in range(int(rng.integers(3, 7)) - len(steps)):
         steps.append(_step(rng, n, pool=[k for k in range(n) if k not in const], second=const))
         n += 1
     if chains:
@@ -71,6 +84,15 @@ def draw_dead_code(rng: np.random.Generator, n_args: int, *, chains: bool) -> di
         candidates = [k for k in range(n_args, start)]
     else:
         candidates = list(range(n_args, n))
+    if signature:
+        needs = [{k} for k in range(n_args)]  # the arguments each value depends on
+        for _, *idx in steps:
+            needs.append(set().union(*(needs[i] for i in idx)))
+        free = [k for k in candidates if unused not in needs[k]]
+        first = int(rng.choice([k for k in free if const[0] in needs[k]]))
+        rest = [k for k in free if k != first]
+        more = rng.choice(rest, size=int(rng.integers(0, min(2, len(rest)) + 1)), replace=False)
+        return {"steps": steps, "outs": sorted([first, *(int(k) for k in more)])}
     n_outs = int(rng.integers(1, min(3, len(candidates)) + 1))
     outs = sorted(int(k) for k in rng.choice(candidates, size=n_outs, replace=False))
     return {"steps": steps, "outs": outs}
