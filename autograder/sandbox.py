@@ -398,6 +398,10 @@ def _harness(chan: Channel, job: dict, isolation: list[str]) -> None:
     limits = job["limits"]
     for key, value in job["jax_config"]:
         jax.config.update(key, value)
+    # The backends start here, before the snapshot of running threads, not in the first cell
+    # that needs one: their start-up may leave a thread finishing (JAX's TPU timer, cancelled),
+    # which a loaded machine could still show running when the cells are done.
+    jax.devices()
     config = Config()
     config.HistoryManager.enabled = False
     shell = InteractiveShell(config=config)
