@@ -24,12 +24,14 @@ feedback of a re-graded file stays byte-identical.
 from __future__ import annotations
 
 import importlib
+import re
 import zlib
 from functools import cache
 from typing import Any
 
 import numpy as np
 
+_NON_FINITE = re.compile(r"(?<![\w.])(inf|nan)\b")
 # Digits that round-trip float32 exactly (and are plenty for bfloat16); float64 gets 17.
 _DIGITS = {np.dtype(np.float64): 17}
 
@@ -54,6 +56,7 @@ def literal(value: Any) -> str:
             digits = _DIGITS.get(array.dtype, 9)
             data = np.array2string(array.astype(np.float64), separator=", ", threshold=10**6,
                                    max_line_width=90, precision=digits, floatmode="unique")
+            data = _NON_FINITE.sub(r"np.\1", data)  # inf, -inf and nan as Python reads them
         else:
             data = np.array2string(array, separator=", ", threshold=10**6, max_line_width=90)
         if array.size == 0:
@@ -62,7 +65,7 @@ def literal(value: Any) -> str:
             return f"jnp.asarray(np.array({data}), dtype=jnp.bfloat16)"
         return f"np.array({data}, dtype=np.{name})"
     if isinstance(value, float):
-        return repr(value)
+        return repr(value) if np.isfinite(value) else f"float({repr(value)!r})"
     if isinstance(value, (list, tuple)):
         items = ", ".join(literal(v) for v in value)
         return f"({items},)" if isinstance(value, tuple) and len(value) == 1 else (
