@@ -41,3 +41,43 @@ def run_after(nb: nbformat.NotebookNode, codes: dict[str, str], *,
         errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
         found[key] = f"{errors[0]['ename']}: {errors[0]['evalue']}" if errors else None
     return found
+
+
+def raised_after(nb: nbformat.NotebookNode, codes: dict[str, str]) -> dict[str, str]:
+    """The snippets that raised after ``nb``'s cells, with what they raised."""
+    return {key: error for key, error in run_after(nb, codes).items() if error is not None}
+
+
+def passed_after(nb: nbformat.NotebookNode, codes: dict[str, str], ids: list[str]) -> list[str]:
+    """Of the snippets of ``ids``, those that ran to the end after ``nb``'s cells."""
+    outcome = run_after(nb, {check_id: codes[check_id] for check_id in ids})
+    return [check_id for check_id, error in outcome.items() if error is None]
+
+
+def snippet_problems(assignment, reproducer, codes: dict[str, str]) -> list[str]:
+    """What is wrong with an assignment's snippets, by what every assignment asks of them:
+    none for a GPU check, one for every other check, passing the cell policy, named after its
+    check, showing the student's result beside a correct one, free of grader code and of
+    changes to the JAX configuration. Empty when all is well."""
+    from autograder import policy
+
+    allowed = policy.allowed_imports(assignment)
+    problems = []
+    for check in assignment.checks:
+        if check.needs_gpu:
+            if reproducer(check.id) is not None:
+                problems.append(f"{check.id}: a snippet for a GPU check")
+            continue
+        code = codes.get(check.id)
+        if not isinstance(code, str):
+            problems.append(f"{check.id}: no snippet")
+            continue
+        if policy.check_source(code, allowed)[1]:
+            problems.append(f"{check.id}: refused by the cell policy")
+        if not (code.startswith(f"# {check.id}: ") and "import numpy as np" in code):
+            problems.append(f"{check.id}: no heading or no numpy import")
+        if "your code" not in code or "a correct solution" not in code:
+            problems.append(f"{check.id}: does not show both results")
+        if "autograder" in code or "config" in code:
+            problems.append(f"{check.id}: grader code or a configuration change")
+    return problems
