@@ -17,12 +17,12 @@ from autograder.reproduce import literal
     np.array([3, -1], np.int32),
 ])
 def test_arrays_round_trip_with_shape_dtype_and_non_finite_values(value):
-    rebuilt = eval(literal(value), {"np": np, "jnp": jnp})  # noqa: S307 - our own literal
+    rebuilt = eval(literal(value), {"np": np, "jnp": jnp})
     assert rebuilt.dtype == value.dtype and rebuilt.shape == value.shape
     np.testing.assert_array_equal(rebuilt, value)
 
 
 @pytest.mark.parametrize("value", [float("inf"), float("-inf"), 0.1, [1.0, float("nan")]])
 def test_floats_round_trip(value):
-    rebuilt = eval(literal(value), {"np": np})  # noqa: S307 - our own literal
+    rebuilt = eval(literal(value), {"np": np})
     np.testing.assert_array_equal(np.asarray(rebuilt), np.asarray(value))
