@@ -326,6 +326,9 @@ def _out_axes(rng):
     inputs["out_axes"][1] = _moved_axis(rng, x_rank)
     if inputs["in_axes"][1] is None and rng.random() < 0.5:
         inputs["out_axes"][2] = None  # sin(y) of an unmapped y: None keeps it as it is
+    # The constant output is never mapped: an int out_axes must broadcast it to the batch
+    # (ps2.out_axes.in_axes keeps it as it is, with None).
+    inputs["out_axes"][3] = [0, -1][int(rng.integers(2))]
     inputs["out_style"] = ["full", "prefix"][int(rng.integers(2))]
     if inputs["out_style"] == "prefix":  # one axis for both outputs of "q": valid for both
         lowest = min(np.ndim(inputs["args"][0]) - 1,
