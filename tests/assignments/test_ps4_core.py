@@ -1,7 +1,7 @@
 """ps4_core: the reference earns every point, the untouched notebook none, each realistic wrong
 solution loses points on its own task only, and each correct alternative earns every point.
 
-The notebooks run in one subprocess (tests/assignments/ps4_variants.py), which keeps the JAX
+The notebooks run in one subprocess (tests/assignments/variants.py), which keeps the JAX
 configuration the checks set and the objects the notebooks define out of this test process.
 """
 
@@ -35,7 +35,7 @@ def graded():
     variants = ["reference", "untouched", *ALTERNATIVES, *mutants.MUTANTS]
     done = subprocess.run(
         [sys.executable, "-W", "error::DeprecationWarning",
-         str(ROOT / "tests" / "assignments" / "ps4_variants.py"), *variants],
+         str(ROOT / "tests" / "assignments" / "variants.py"), *variants],
         capture_output=True, text=True, env=env, cwd=ROOT, timeout=1200, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)

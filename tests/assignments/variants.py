@@ -1,9 +1,10 @@
-"""Grade variants of ps4_core in this process; print per-check verdicts as JSON.
+"""Grade variants of an assignment (ps4_core, ps5_kernels) in this process; per-check verdicts as
+JSON.
 
-    python tests/assignments/ps4_variants.py [--seed N] VARIANT...
+    python tests/assignments/variants.py [--assignment NAME] [--seed N] VARIANT...
 
 A variant is a notebook a student could hand in, built from the released notebook
-(assignments/ps4_core) by autograder.classroom: ``reference`` (every solution cell filled
+(assignments/<NAME>) by autograder.classroom: ``reference`` (every solution cell filled
 with the reference), ``untouched`` (the released notebook itself), ``alt:NAME`` (the reference
 with the cells of ``mutants.ALTERNATIVES[NAME]``) or a name from ``mutants.MUTANTS`` (the
 reference with that mutant's cells). The student's cells run with ``exec`` in a fresh namespace
@@ -19,11 +20,17 @@ import json
 import sys
 from pathlib import Path
 
-from autograder.assignments.ps4_core.mutants import ALTERNATIVES
-from autograder.classroom import make_submission, mutant_submission, solution_sources
+import jax
+
+from autograder.classroom import (
+    make_submission,
+    mutant_submission,
+    mutants_module,
+    solution_sources,
+)
 from autograder.inprocess import load, run_check
 
-NAME = "ps4_core"
+NAME = "ps4_core"  # set by --assignment
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -32,8 +39,11 @@ def cells(variant: str) -> list[tuple[dict, str]]:
         nb = make_submission(NAME, solution_sources(NAME, root=ROOT), root=ROOT)
     elif variant == "untouched":
         nb = make_submission(NAME, {}, root=ROOT)
+    elif variant.startswith("gpu:"):
+        _, fills = mutants_module(NAME).GPU_MUTANTS[variant[len("gpu:"):]]
+        nb = make_submission(NAME, {**solution_sources(NAME, root=ROOT), **fills}, root=ROOT)
     elif variant.startswith("alt:"):
-        _, fills = ALTERNATIVES[variant[len("alt:"):]]
+        _, fills = mutants_module(NAME).ALTERNATIVES[variant[len("alt:"):]]
         nb = make_submission(NAME, {**solution_sources(NAME, root=ROOT), **fills}, root=ROOT)
     else:
         nb = mutant_submission(NAME, variant, root=ROOT)
@@ -60,7 +70,10 @@ def grade(variant: str, seed: int) -> dict:
             cell_errors.append(f"{meta.get('grade_id')}: {type(err).__name__}: {err}")
     assignment, probes = load(NAME)
     checks = []
+    has_gpu = any(d.platform == "gpu" for d in jax.devices())
     for check in assignment.checks:
+        if check.needs_gpu and not has_gpu:
+            continue  # not run, as the grader reports it: neither passed nor failed
         verdict, _ = run_check(check, probes, ns, seed)
         checks.append({"id": check.id, "task": check.task, "grade_cell": check.grade_cell,
                        "max_points": check.points, "points": check.points * verdict.passed,
@@ -73,7 +86,10 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("variants", nargs="+")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--assignment", default="ps4_core")
     args = parser.parse_args(argv)
+    global NAME
+    NAME = args.assignment
     json.dump({v: grade(v, args.seed) for v in args.variants}, sys.stdout, indent=1)
     return 0
 

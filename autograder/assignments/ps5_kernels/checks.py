@@ -1,0 +1,423 @@
+"""Hidden checks of ps5_kernels (grader side only).
+
+Inputs are drawn at grading time: arrays of rank 1 to 4 with odd, one-element and empty axes,
+float32 and float64, temperatures from 0.1 to 3, values large enough to overflow an exponential
+that is not shifted, weights whose shape carries the leading unit axes ``vmap`` gives an
+unbatched operand, batch axes at any position (negative too) and nested ``vmap``. Expectations
+come from real JAX: ``t * jax.nn.logsumexp(x / t, axis=-1, b=w)`` in float64, its ``vmap``, its
+``grad`` and ``jvp``. Checks about how a value is computed read what the probe reports of the
+program: which kernel it calls, how many times, and whether it loops.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from autograder import judge
+from autograder.spec import Assignment, Check, Outcome, Task, Verdict
+
+X64 = (("jax_enable_x64", True),)
+TOL = {"float32": (2e-5, 2e-5), "float64": (1e-11, 1e-11)}
+KERNEL, FFI, VMAP, GRAD, CUDA = "ps5.kernel", "ps5.ffi_call", "ps5.vmap", "ps5.grad", "ps5.cuda"
+
+TASKS = (
+    Task(KERNEL, "LseImpl, the C++ handler"),
+    Task(FFI, "lse_ffi, the ffi_call of the kernel"),
+    Task(VMAP, "lse_vmappable, batching"),
+    Task(GRAD, "lse, the derivative"),
+    Task(CUDA, "LseCudaImpl and lse_any, the CUDA handler and the choice of kernel"),
+)
+
+
+# --- the operation, in real JAX --------------------------------------------------------------
+def lse_jax(x, w, t):
+    """float64, whatever x's dtype; w holds x.shape[-1] weights in any shape."""
+    x = jnp.asarray(x, jnp.float64)
+    w = jnp.reshape(jnp.asarray(w, jnp.float64), (-1,))
+    return t * jax.nn.logsumexp(x / t, axis=-1, b=w)
+
+
+def _t(value: float) -> float:
+    return float(np.float32(value))  # the attribute is a float32: the kernel sees this t
+
+
+# --- input makers ----------------------------------------------------------------------------
+def _shape(rng, rank: int, *, odd: bool = False, empty: bool = False) -> list[int]:
+    sizes = rng.integers(1, 8, size=rank) * (2 if not odd else 1) + (1 if odd else 0)
+    shape = [int(s) for s in sizes]
+    if empty:
+        shape[int(rng.integers(rank))] = 0
+    return shape
+
+
+def _arrays(rng, shape, dtype, *, scale=3.0, w_shape=None, offset=0.0):
+    n = shape[-1]
+    x = (offset + scale * rng.standard_normal(shape)).astype(dtype)
+    w = rng.uniform(0.1, 2.0, size=n).astype(dtype)
+    if w_shape is not None:
+        w = w.reshape(w_shape)
+    return x, w
+
+
+def _kernel_case(kind: str):
+    def make(rng):
+        dtype = {"f32": np.float32, "f64": np.float64}.get(kind) or (
+            np.float32 if rng.integers(2) else np.float64)
+        t = _t(rng.uniform(0.3, 3.0))
+        rank = int(rng.integers(1, 5))
+        scale, offset, w_shape = 3.0, 0.0, None
+        if kind in ("f32", "f64"):
+            shape = _shape(rng, rank)
+        elif kind == "odd":
+            shape = _shape(rng, rank, odd=True)
+        elif kind == "empty":  # rows of no element: XLA skips a call whose result is empty
+            shape = _shape(rng, rank)
+            shape[-1] = 0
+        elif kind == "large":
+            shape, scale, t = _shape(rng, rank), float(rng.uniform(100, 300)), _t(0.1)
+        elif kind == "w_leading_ones":
+            shape = _shape(rng, rank, odd=bool(rng.integers(2)))
+            w_shape = [1] * int(rng.integers(1, 3)) + [shape[-1]]
+        else:  # "precise": float64 rows far from zero, where float32 arithmetic loses digits
+            shape, dtype, offset = _shape(rng, rank), np.float64, float(rng.uniform(1e3, 1e4))
+        x, w = _arrays(rng, shape, dtype, scale=scale, w_shape=w_shape, offset=offset)
+        return {"x": x, "w": w, "t": t}
+
+    return make
+
+
+def _refusals(rng):
+    n = int(rng.integers(2, 7))
+    x = rng.standard_normal((3, n))
+    return {"cases": [
+        {"x": x, "w": rng.uniform(0.1, 2.0, size=n), "t": 1.0},  # a good call first
+        {"x": x, "w": rng.uniform(0.1, 2.0, size=n + 1), "t": 1.0},  # w too long
+        {"x": x, "w": rng.uniform(0.1, 2.0, size=n - 1), "t": 1.0},  # w too short
+        {"x": x.astype(np.int32), "w": np.ones(n, np.int32), "t": 1.0},  # not a float
+        {"x": x.astype(np.float32), "w": np.ones(n, np.float64), "t": 1.0},  # mixed dtypes
+        {"x": x, "w": np.ones(n), "t": float(-rng.uniform(0.1, 2.0))},  # t <= 0
+    ]}
+
+
+def _ffi_case(method: bool):
+    def make(rng):
+        dtype = np.float32 if rng.integers(2) else np.float64
+        shape = _shape(rng, int(rng.integers(1, 5)), odd=bool(rng.integers(2)))
+        x, w = _arrays(rng, shape, dtype)
+        inputs = {"x": x, "w": w, "t": _t(rng.uniform(0.3, 3.0))}
+        if method:
+            methods = ["expand_dims", "broadcast_all", "sequential"]
+            inputs["vmap_methods"] = [str(m) for m in rng.permutation(methods)]
+        return inputs
+
+    return make
+
+
+def _insert(shape: list[int], axis: int | None, size: int) -> list[int]:
+    if axis is None:
+        return shape
+    position = axis if axis >= 0 else len(shape) + 1 + axis
+    return shape[:position] + [size] + shape[position:]
+
+
+def _vmap_case(which: str, *, nested: bool = False, jit: bool = False):
+    def make(rng):
+        dtype = np.float32 if rng.integers(2) else np.float64
+        x_shape = _shape(rng, int(rng.integers(1, 4)), odd=bool(rng.integers(2)))
+        w_shape = [x_shape[-1]]
+        levels = []
+        for _ in range(2 if nested else 1):
+            kind = {"any": ["x", "w", "both"], "any_w": ["w", "both"]}.get(which, [which])
+            kind = str(rng.choice(kind))
+            size = int(rng.integers(1, 6))
+            x_axis = w_axis = None
+            if kind in ("x", "both"):
+                x_axis = int(rng.integers(-len(x_shape) - 1, len(x_shape) + 1))
+            if kind in ("w", "both"):
+                w_axis = int(rng.choice([0, -1, -2]))
+            levels.append((x_axis, w_axis, size))
+        # Build the shapes from the innermost vmap outwards.
+        for x_axis, w_axis, size in reversed(levels):
+            x_shape = _insert(x_shape, x_axis, size)
+            w_shape = _insert(w_shape, w_axis, size)
+        x = (3.0 * rng.standard_normal(x_shape)).astype(dtype)
+        w = rng.uniform(0.1, 2.0, size=w_shape).astype(dtype)
+        return {"x": x, "w": w, "t": _t(rng.uniform(0.3, 3.0)), "jit": jit,
+                "in_axes": [[xa, wa] for xa, wa, _ in levels]}
+
+    return make
+
+
+def _grad_case(mode: str):
+    def make(rng):
+        dtype = np.float64
+        shape = _shape(rng, int(rng.integers(1, 4)), odd=bool(rng.integers(2)))
+        x, w = _arrays(rng, shape, dtype)
+        if rng.integers(2):
+            w = w.reshape([1] * int(rng.integers(1, 3)) + [shape[-1]])
+        return {"x": x, "w": w, "t": _t(rng.uniform(0.3, 3.0)), "mode": mode,
+                "ct": rng.standard_normal(shape[:-1]), "dx": rng.standard_normal(shape),
+                "dw": rng.standard_normal(w.shape)}
+
+    return make
+
+
+def _cuda_case(rng):
+    shape = _shape(rng, int(rng.integers(1, 4)), odd=True)
+    x, w = _arrays(rng, shape, np.float32)
+    return {"x": x, "w": w, "t": _t(rng.uniform(0.3, 3.0))}
+
+
+def _cuda_values(rng):
+    rows = int(rng.choice([0, 1, 7, 1000]))
+    n = int(rng.choice([1, 3, 255, 257, 1000, 4099]))
+    x, w = _arrays(rng, [rows, n], np.float32, scale=float(rng.uniform(1, 100)))
+    return {"x": x, "w": w, "t": _t(rng.uniform(0.3, 3.0))}
+
+
+def _cuda_speed(rng):
+    x, w = _arrays(rng, [8192, 2048], np.float32)
+    return {"x": x, "w": w, "t": 1.0, "repeats": 20}
+
+
+# --- expectations ----------------------------------------------------------------------------
+def expect_kernel(inputs):
+    x = inputs["x"]
+    return np.asarray(lse_jax(x, inputs["w"], inputs["t"])).astype(x.dtype)
+
+
+def expect_ffi(inputs):
+    expected = {"value": expect_kernel(inputs)}
+    if inputs.get("vmap_methods"):
+        expected["vmap_methods"] = inputs["vmap_methods"]
+    return expected
+
+
+def expect_vmap(inputs):
+    t = inputs["t"]
+
+    def g(x, w):
+        return lse_jax(x, w, t)
+
+    for x_axis, w_axis in reversed(inputs["in_axes"]):
+        g = jax.vmap(g, in_axes=(x_axis, w_axis))
+    x = inputs["x"]
+    only_x = all(wa is None for _, wa in inputs["in_axes"])
+    return {"value": np.asarray(g(x, inputs["w"])).astype(x.dtype), "one_call": only_x}
+
+
+def expect_grad(inputs):
+    t, x, w = inputs["t"], inputs["x"], inputs["w"]
+    if inputs["mode"] == "jvp":
+        y, dy = jax.jvp(lambda x, w: lse_jax(x, w, t), (x, w), (inputs["dx"], inputs["dw"]))
+        return [np.asarray(y), np.asarray(dy)]
+    gx, gw = jax.grad(lambda x, w: jnp.sum(lse_jax(x, w, t) * inputs["ct"]),
+                      argnums=(0, 1))(x, w)
+    return [np.asarray(gx), np.asarray(gw)]
+
+
+def expect_cuda_lowering(inputs):
+    return _t(inputs["t"])
+
+
+# --- judges ----------------------------------------------------------------------------------
+def judge_kernel(expected, outcome: Outcome) -> Verdict:
+    rtol, atol = TOL[expected.dtype.name]
+    return judge.close(expected, outcome, rtol=rtol, atol=atol * max(1.0, _largest(expected)))
+
+
+def _largest(values) -> float:
+    finite = np.abs(np.asarray(values, np.float64))
+    finite = finite[np.isfinite(finite)]
+    return float(finite.max()) if finite.size else 1.0
+
+
+def judge_refusals(expected, outcome: Outcome) -> Verdict:
+    failed = judge.raised(outcome)
+    if failed:
+        return failed
+    got = outcome.value if isinstance(outcome.value, list) else []
+    if not got or got[0] != "returned":
+        return Verdict(False, "the kernel refused a good call")
+    got = got[1:]
+    labels = ["w with one weight too many", "w with one weight too few", "int32 arrays",
+              "x float32 with w float64", "t <= 0"]
+    for label, what in zip(labels, got + ["returned"] * len(labels)):
+        if what == "returned":
+            return Verdict(False, f"the kernel returned a result for {label} instead of an "
+                                  "ffi::Error")
+    return Verdict(True)
+
+
+def _program(outcome: Outcome) -> tuple[dict | None, Verdict | None]:
+    failed = judge.raised(outcome)
+    if failed:
+        return None, failed
+    got = outcome.value
+    if not isinstance(got, dict) or not isinstance(got.get("values"), list):
+        return None, Verdict(False, "the probe did not get a result")
+    return got, None
+
+
+def _values(expected, values: list) -> Verdict:
+    first = expected if isinstance(expected, list) else [expected]
+    tol = TOL["float32" if any(np.asarray(e).dtype == np.float32 for e in first) else "float64"]
+    scale = max(_largest(e) for e in first)
+    return judge.close(first, Outcome(value=values), rtol=tol[0] * 10,
+                       atol=tol[1] * 10 * max(1.0, scale))
+
+
+def judge_ffi(expected, outcome: Outcome) -> Verdict:
+    got, failed = _program(outcome)
+    if failed:
+        return failed
+    if got.get("calls") != 1 or got.get("loops"):
+        return Verdict(False, f"lse_ffi must make exactly one ffi_call of the kernel; the "
+                              f"program made {got.get('calls')}")
+    if "vmap_methods" in expected and got.get("vmap_methods") != expected["vmap_methods"]:
+        return Verdict(False, "the vmap_method argument does not reach ffi_call")
+    return _values(expected["value"], got["values"])
+
+
+def judge_vmap(expected, outcome: Outcome) -> Verdict:
+    got, failed = _program(outcome)
+    if failed:
+        return failed
+    if expected["one_call"] and (got.get("calls") != 1 or got.get("loops")):
+        return Verdict(False, "with only x batched the whole batch must go to one kernel call; "
+                              f"the program made {got.get('calls')} call(s) and loops "
+                              f"{got.get('loops') or 'none'}")
+    if not got.get("calls"):
+        return Verdict(False, "the batched program never calls the kernel")
+    return _values(expected["value"], got["values"])
+
+
+def judge_grad(expected, outcome: Outcome) -> Verdict:
+    got, failed = _program(outcome)
+    if failed:
+        return failed
+    if not got.get("calls"):
+        return Verdict(False, "the forward pass does not call the kernel")
+    return _values(expected, got["values"])
+
+
+def judge_cuda_compiles(expected, outcome: Outcome) -> Verdict:
+    failed = judge.raised(outcome)
+    if failed:
+        return failed
+    got = outcome.value if isinstance(outcome.value, dict) else {}
+    if not got.get("compiled"):
+        return Verdict(False, "nvcc could not compile LSE_CU:\n" + str(got.get("message"))[:1500])
+    if "LseCuda" not in (got.get("symbols") or []):
+        return Verdict(False, "the compiled library does not export the handler LseCuda")
+    if not got.get("kernels"):
+        return Verdict(False, "LSE_CU defines no __global__ kernel to launch")
+    return Verdict(True)
+
+
+def judge_cuda_lowering(expected_t, outcome: Outcome) -> Verdict:
+    failed = judge.raised(outcome)
+    if failed:
+        return failed
+    got = outcome.value if isinstance(outcome.value, dict) else {}
+    target, cuda_target = got.get("target"), got.get("cuda_target")
+    if not isinstance(cuda_target, str) or cuda_target == target:
+        return Verdict(False, "CUDA_TARGET must be the name cuda_kernel returned")
+    if got.get("cuda") != [cuda_target]:
+        return Verdict(False, f"lowered for a GPU, lse_any calls {got.get('cuda')}, not the "
+                              "CUDA kernel alone")
+    if got.get("cpu") != [target]:
+        return Verdict(False, f"lowered for a CPU, lse_any calls {got.get('cpu')}, not the C++ "
+                              "kernel alone")
+    values = [float(v) for v in got.get("cuda_t") or []]
+    if len(values) != 1 or not np.isclose(values[0], expected_t, rtol=1e-6):
+        return Verdict(False, "the CUDA call does not pass t as its float32 attribute")
+    return Verdict(True)
+
+
+def judge_cuda_speed(expected, outcome: Outcome) -> Verdict:
+    failed = judge.raised(outcome)
+    if failed:
+        return failed
+    got = outcome.value if isinstance(outcome.value, dict) else {}
+    kernel, xla = got.get("kernel"), got.get("xla")
+    if not all(isinstance(v, float) and v > 0 for v in (kernel, xla)):
+        return Verdict(False, "the timing did not complete")
+    if kernel > SPEED_FLOOR * xla:
+        return Verdict(False, f"the CUDA kernel took {kernel / xla:.1f} times as long as XLA's "
+                              f"own code; at most {SPEED_FLOOR:g} times is expected")
+    return Verdict(True)
+
+
+SPEED_FLOOR = 3.0  # the kernel may take at most this many times XLA's fused time
+
+
+def _check(id_, task, description, points, cell, probe, make, expect, judge_fn, **kw):
+    if task == KERNEL:
+        kw.setdefault("timeout_s", 30.0)  # small arrays: a kernel that takes longer never returns
+    return Check(id=id_, task=task, description=description, points=points, grade_cell=cell,
+                 probe=probe, make_inputs=make, expect=expect, judge=judge_fn, jax_config=X64,
+                 **kw)
+
+
+_K = "in LseImpl, the C++ handler"
+CHECKS = (
+    _check("ps5.kernel.f32", KERNEL, "float32 arrays of rank 1 to 4", 2, "test_kernel",
+           "probe_kernel", _kernel_case("f32"), expect_kernel, judge_kernel, blame=_K),
+    _check("ps5.kernel.f64", KERNEL, "float64 arrays of rank 1 to 4", 2, "test_kernel",
+           "probe_kernel", _kernel_case("f64"), expect_kernel, judge_kernel, blame=_K),
+    _check("ps5.kernel.odd", KERNEL, "odd sizes, rows of one element", 2, "test_kernel",
+           "probe_kernel", _kernel_case("odd"), expect_kernel, judge_kernel, blame=_K),
+    _check("ps5.kernel.empty", KERNEL, "rows of no element give -inf", 2,
+           "test_kernel", "probe_kernel", _kernel_case("empty"), expect_kernel, judge_kernel,
+           blame=_K),
+    _check("ps5.kernel.large", KERNEL, "large x / t, where exp overflows unless shifted", 2,
+           "test_kernel", "probe_kernel", _kernel_case("large"), expect_kernel, judge_kernel,
+           blame=_K),
+    _check("ps5.kernel.w_shape", KERNEL, "w with leading axes of size one", 2, "test_kernel",
+           "probe_kernel", _kernel_case("w_leading_ones"), expect_kernel, judge_kernel,
+           blame=_K),
+    _check("ps5.kernel.precise", KERNEL, "float64 computed in float64", 2, "test_kernel",
+           "probe_kernel", _kernel_case("precise"), expect_kernel, judge_kernel, blame=_K),
+    _check("ps5.kernel.refuses", KERNEL, "bad arguments return an ffi::Error", 2, "test_kernel",
+           "probe_kernel_refuses", _refusals, lambda inputs: None, judge_refusals, blame=_K),
+    _check("ps5.ffi_call.values", FFI, "one kernel call under jit, result shape and dtype", 3,
+           "test_ffi_call", "probe_ffi_call", _ffi_case(False), expect_ffi, judge_ffi,
+           blame="in lse_ffi"),
+    _check("ps5.ffi_call.vmap_method", FFI, "vmap_method is passed on to ffi_call", 3,
+           "test_ffi_call", "probe_ffi_call", _ffi_case(True), expect_ffi, judge_ffi,
+           blame="in lse_ffi"),
+    _check("ps5.vmap.x", VMAP, "x batched at any axis, w not: one kernel call", 3, "test_vmap",
+           "probe_vmap", _vmap_case("x"), expect_vmap, judge_vmap,
+           blame="in lse_vmappable's batching"),
+    _check("ps5.vmap.w", VMAP, "w batched, x batched or not", 3, "test_vmap", "probe_vmap",
+           _vmap_case("any_w"), expect_vmap, judge_vmap, blame="in lse_vmappable's batching"),
+    _check("ps5.vmap.nested", VMAP, "nested vmap under jit, any mix of batched arguments", 4,
+           "test_vmap", "probe_vmap", _vmap_case("any", nested=True, jit=True), expect_vmap,
+           judge_vmap, blame="in lse_vmappable's batching"),
+    _check("ps5.grad.grad", GRAD, "grad in x and w", 4, "test_grad", "probe_grad",
+           _grad_case("grad"), expect_grad, judge_grad, blame="in lse's derivative"),
+    _check("ps5.grad.jit", GRAD, "jit of grad", 3, "test_grad", "probe_grad",
+           _grad_case("jit_grad"), expect_grad, judge_grad, blame="in lse's derivative"),
+    _check("ps5.grad.jvp", GRAD, "forward mode, tangents for x and w", 3, "test_grad",
+           "probe_grad", _grad_case("jvp"), expect_grad, judge_grad,
+           blame="in lse's derivative"),
+    _check("ps5.cuda.compiles", CUDA, "LSE_CU compiles with nvcc, exports LseCuda, has a __global__ kernel", 3,
+           "test_cuda", "probe_cuda_compiles", lambda rng: {"timeout_s": 150.0},
+           lambda inputs: None, judge_cuda_compiles, timeout_s=200.0,
+           blame="in LSE_CU, the CUDA source"),
+    _check("ps5.cuda.lowering", CUDA, "lse_any lowers to the CUDA kernel for a GPU, the C++ "
+           "one for a CPU", 3, "test_cuda", "probe_cuda_lowering", _cuda_case,
+           expect_cuda_lowering, judge_cuda_lowering, blame="in lse_any"),
+    _check("ps5.cuda.values", CUDA, "on a GPU: the CUDA kernel's values, odd and empty sizes",
+           3, "test_cuda", "probe_cuda_values", _cuda_values, expect_kernel, judge_kernel,
+           needs_gpu=True, blame="in LseCudaImpl"),
+    _check("ps5.cuda.speed", CUDA, f"on a GPU: within {SPEED_FLOOR:g}x of XLA's own code", 3,
+           "test_cuda", "probe_cuda_speed", _cuda_speed, lambda inputs: None, judge_cuda_speed,
+           needs_gpu=True, blame="in LseCudaImpl"),
+)
+
+ASSIGNMENT = Assignment(name="ps5_kernels", notebook="ps5_kernels.ipynb", tasks=TASKS,
+                        checks=CHECKS, extra={"own_primitives": ()})

@@ -1,0 +1,232 @@
+# ruff: noqa: ISC004  (the C++ edits are written as adjacent string literals, line by line)
+"""Realistic wrong solutions of ps5_kernels, for the tests and the demo class.
+
+``MUTANTS[name] = (description, {solution grade_id: replacement cell source})``: a mutant is the
+reference solution with that cell replaced, built by one text edit of the reference cell, so
+mutants follow the source when it changes; an edit that no longer applies fails loudly.
+``TASK[name]`` is the task that must lose points. ``GPU_MUTANTS`` lose points only on checks that
+need a GPU (a race between threads). ``ALTERNATIVES`` are correct solutions written differently,
+each must earn every point. ``HOSTILE`` are kernel cells of native code that attacks the grader;
+graded only by the sandboxed command. ``DEMO``: the mutants the demo class hands in.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jupytext
+
+SOURCE = Path(__file__).resolve().parents[3] / "solutions" / "ps5_kernels" / "ps5_kernels.md"
+
+KERNEL, FFI, VMAP, GRAD, CUDA = "ps5.kernel", "ps5.ffi_call", "ps5.vmap", "ps5.grad", "ps5.cuda"
+
+_SUM = "    for (int64_t j = 0; j < n; ++j) sum += w[j] * std::exp(xr[j] / t - top);\n"
+_F64 = ("      LseRows(x.typed_data<double>(), w.typed_data<double>(), y->typed_data<double>(), "
+        "rows, n,\n              t);\n")
+_W_CHECK = ("  if (static_cast<int64_t>(w.element_count()) != n) {\n"
+            "    return ffi::Error::InvalidArgument(\"lse: w must hold n = \" + std::to_string(n) "
+            "+ \" weights\");\n  }\n")
+
+# name: (description, grade_id, task, text in the reference cell, its wrong replacement)
+EDITS = {
+    "kernel_drops_odd_tail": (
+        "the sum runs over pairs of elements and drops the last element of an odd row",
+        "kernel", KERNEL, _SUM,
+        "    for (int64_t j = 0; j + 1 < n; j += 2)\n"
+        "      sum += w[j] * std::exp(xr[j] / t - top) + w[j + 1] * std::exp(xr[j + 1] / t - top);\n"),
+    "kernel_unshifted_exp": (
+        "the exponential is taken of x / t itself, without subtracting the row's maximum",
+        "kernel", KERNEL,
+        _SUM + "    y[r] = static_cast<T>(n == 0 ? top : t * (top + std::log(sum)));\n",
+        "    for (int64_t j = 0; j < n; ++j) sum += w[j] * std::exp(xr[j] / t);\n"
+        "    y[r] = static_cast<T>(n == 0 ? top : t * std::log(sum));\n"),
+    "kernel_ignores_t": (
+        "the temperature attribute is never used: every row is computed with t = 1",
+        "kernel", KERNEL,
+        "void LseRows(const T* x, const T* w, T* y, int64_t rows, int64_t n, double t) {\n",
+        "void LseRows(const T* x, const T* w, T* y, int64_t rows, int64_t n, double) {\n"
+        "  const double t = 1.0;\n"),
+    "kernel_reads_f64_as_f32": (
+        "float64 buffers are read and written as if they held float32 values",
+        "kernel", KERNEL, _F64,
+        "      LseRows(static_cast<const float*>(x.untyped_data()),\n"
+        "              static_cast<const float*>(w.untyped_data()),\n"
+        "              static_cast<float*>(y->untyped_data()), rows, n, t);\n"),
+    "kernel_rows_from_first_axis": (
+        "the number of rows is taken from x's first axis, as if x always had rank 2",
+        "kernel", KERNEL,
+        "  const int64_t rows = static_cast<int64_t>(y->element_count());\n",
+        "  const int64_t rows = dims.size() > 1 ? dims[0] : 1;\n"),
+    "kernel_w_rank_one_only": (
+        "w must have rank 1: the leading unit axes that expand_dims adds are refused",
+        "kernel", KERNEL,
+        "  if (static_cast<int64_t>(w.element_count()) != n) {\n",
+        "  if (w.dimensions().size() != 1 || w.dimensions()[0] != n) {\n"),
+    "kernel_no_size_check": (
+        "the handler never checks that w holds n weights: a wrong w is read past its end or "
+        "in part",
+        "kernel", KERNEL, _W_CHECK, ""),
+    "kernel_float_result": (
+        "each row's result is kept in a float before it is stored, losing float64's digits",
+        "kernel", KERNEL,
+        "    y[r] = static_cast<T>(n == 0 ? top : t * (top + std::log(sum)));\n",
+        "    const float result = n == 0 ? top : t * (top + std::log(sum));\n"
+        "    y[r] = static_cast<T>(result);\n"),
+    "ffi_result_float32": (
+        "the result is declared float32 whatever x's dtype",
+        "ffi_call", FFI, "jax.ShapeDtypeStruct(x.shape[:-1], x.dtype)",
+        "jax.ShapeDtypeStruct(x.shape[:-1], jnp.float32)"),
+    "ffi_t_python_float": (
+        "t is passed as a Python float, a float64 attribute the handler does not bind",
+        "ffi_call", FFI, "return call(x, w, t=np.float32(t))", "return call(x, w, t=t)"),
+    "ffi_jnp_instead_of_kernel": (
+        "lse_ffi computes the value in jax.numpy and never calls the kernel",
+        "ffi_call", FFI, "    return call(x, w, t=np.float32(t))\n",
+        "    return t * jax.nn.logsumexp(x / t, axis=-1, b=jnp.reshape(w, (-1,)))\n"),
+    "ffi_fixed_vmap_method": (
+        "vmap_method is not passed on: every call is made sequential",
+        "ffi_call", FFI, "vmap_method=vmap_method)", 'vmap_method="sequential")'),
+    "ffi_result_keeps_last_axis": (
+        "the result is declared with x's whole shape instead of dropping the last axis",
+        "ffi_call", FFI, "jax.ShapeDtypeStruct(x.shape[:-1], x.dtype)",
+        "jax.ShapeDtypeStruct(x.shape, x.dtype)"),
+    "vmap_sequential": (
+        "the batch is handed to ffi_call's sequential method: a loop of kernel calls",
+        "vmap", VMAP, "    return _batchable(float(t))(x, w)\n",
+        '    return lse_ffi(x, w, t, vmap_method="sequential")\n'),
+    "vmap_expand_dims_only": (
+        "vmap_method='expand_dims' and no rule: a batched w reaches the kernel as a matrix",
+        "vmap", VMAP, "    return _batchable(float(t))(x, w)\n",
+        '    return lse_ffi(x, w, t, vmap_method="expand_dims")\n'),
+    "vmap_rule_ignores_batched_w": (
+        "the batching rule assumes w is never batched",
+        "vmap", VMAP,
+        "        if w_batched:\n"
+        "            # A weight is a shift of x by t * log(w): one call with unit weights does the "
+        "batch.\n"
+        "            shift = t * jnp.log(w).reshape(axis_size, *([1] * (x.ndim - 2)), -1)\n"
+        "            return f(x + shift, jnp.ones(x.shape[-1], x.dtype)), True\n", ""),
+    "vmap_shift_without_t": (
+        "a batched weight shifts x by log(w), forgetting the factor t",
+        "vmap", VMAP, "            shift = t * jnp.log(w)", "            shift = jnp.log(w)"),
+    "grad_forgets_w_term": (
+        "the JVP has the term of dx only: w's tangent is dropped",
+        "grad", GRAD,
+        "jnp.sum(w_row * p * dx, axis=-1) + t * jnp.sum(p * dw_row, axis=-1)",
+        "jnp.sum(w_row * p * dx, axis=-1)"),
+    "grad_exp_without_t": (
+        "the weights p are computed as exp(x - y), without dividing by t",
+        "grad", GRAD, "p = jnp.exp((x - y[..., None]) / t)", "p = jnp.exp(x - y[..., None])"),
+    "grad_w_term_without_t": (
+        "the term of dw misses its factor t",
+        "grad", GRAD, "+ t * jnp.sum(p * dw_row, axis=-1)", "+ jnp.sum(p * dw_row, axis=-1)"),
+    "grad_forward_in_jnp": (
+        "lse is jax.numpy's logsumexp: differentiable, but the kernel is never called",
+        "grad", GRAD, "    return _lse_jvp(x, w, float(t))\n",
+        "    return t * jax.nn.logsumexp(x / t, axis=-1, b=jnp.reshape(w, (-1,)))\n"),
+    "cuda_not_global": (
+        "the kernel function is not declared __global__, so it cannot be launched",
+        "cuda", CUDA, "__global__ void LseRowsKernel(", "void LseRowsKernel("),
+    "cuda_wrong_symbol": (
+        "the handler symbol is not the LseCuda the notebook registers",
+        "cuda", CUDA, "XLA_FFI_DEFINE_HANDLER_SYMBOL(LseCuda,",
+        "XLA_FFI_DEFINE_HANDLER_SYMBOL(LseCudaHandler,"),
+    "cuda_cpu_only": (
+        "lse_any always calls the C++ kernel: a GPU would run a CPU target",
+        "cuda", CUDA,
+        "    return lax.platform_dependent(x, w, cpu=lambda x, w: lse_ffi(x, w, t), "
+        "cuda=on_cuda)\n", "    return lse_ffi(x, w, t)\n"),
+    "cuda_t_python_float": (
+        "the CUDA call passes t as a Python float, a float64 attribute",
+        "cuda", CUDA, "        return call(x, w, t=np.float32(t))\n",
+        "        return call(x, w, t=t)\n"),
+}
+
+GPU_EDITS = {
+    "cuda_race_in_reduction": (
+        "the tree reduction reads partial sums without __syncthreads() between its steps",
+        "cuda", CUDA,
+        "    if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];\n"
+        "    __syncthreads();\n",
+        "    if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];\n"),
+}
+
+
+def reference_cells() -> dict[str, str]:
+    """Each solution cell of the source as a student would have written it."""
+    cells = {}
+    for cell in jupytext.read(SOURCE).cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("solution"):
+            lines = [line for line in cell.source.splitlines()
+                     if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")]
+            cells[meta["grade_id"]] = "\n".join(lines) + "\n"
+    return cells
+
+
+def _apply(edits: dict) -> dict[str, tuple[str, dict[str, str]]]:
+    cells = reference_cells()
+    out = {}
+    for name, (description, grade_id, _, old, new) in edits.items():
+        source = cells[grade_id]
+        if source.count(old) != 1:
+            raise ValueError(f"mutant {name}: the edit no longer applies to cell {grade_id}")
+        out[name] = (description, {grade_id: source.replace(old, new)})
+    return out
+
+
+MUTANTS = _apply(EDITS)
+TASK = {name: edit[2] for name, edit in EDITS.items()}
+GPU_MUTANTS = _apply(GPU_EDITS)
+DEMO = ("kernel_drops_odd_tail", "vmap_sequential", "grad_forgets_w_term")
+PARTIAL = ("kernel", "ffi_call")
+
+# name: (grade_id, text in the reference cell, its replacement): correct, written differently.
+_ALTERNATIVE_EDITS = {
+    "kernel_one_pass": (
+        "kernel",
+        "    double top = -std::numeric_limits<double>::infinity();\n"
+        "    for (int64_t j = 0; j < n; ++j) top = std::fmax(top, xr[j] / t);\n"
+        "    double sum = 0.0;\n" + _SUM,
+        # One pass with a running maximum: the sum is rescaled whenever the maximum grows.
+        "    double top = -INFINITY, sum = 0.0;\n"
+        "    for (int64_t j = 0; j < n; ++j) {\n"
+        "      const double v = xr[j] / t;\n"
+        "      if (v > top) {\n"
+        "        sum = sum * std::exp(top - v) + w[j];\n"
+        "        top = v;\n"
+        "      } else {\n"
+        "        sum += w[j] * std::exp(v - top);\n"
+        "      }\n"
+        "    }\n"),
+    "vmap_map_over_weights": (
+        "vmap",
+        "            # A weight is a shift of x by t * log(w): one call with unit weights does the "
+        "batch.\n"
+        "            shift = t * jnp.log(w).reshape(axis_size, *([1] * (x.ndim - 2)), -1)\n"
+        "            return f(x + shift, jnp.ones(x.shape[-1], x.dtype)), True\n",
+        "            return jax.lax.map(lambda xw: f(xw[0], xw[1]), (x, w)), True\n"),
+    "grad_softmax_form": (
+        "grad",
+        "    p = jnp.exp((x - y[..., None]) / t)\n"
+        "    w_row = jnp.reshape(w, (-1,))\n"
+        "    dw_row = jnp.reshape(dw, (-1,))\n"
+        "    return y, jnp.sum(w_row * p * dx, axis=-1) + t * jnp.sum(p * dw_row, axis=-1)\n",
+        "    w_row, dw_row = w.reshape(-1), dw.reshape(-1)\n"
+        "    probs = jax.nn.softmax(x / t + jnp.log(w_row), axis=-1)\n"
+        "    return y, jnp.sum(probs * (dx + t * dw_row / w_row), axis=-1)\n"),
+}
+
+
+def _alternatives() -> dict[str, tuple[str, dict[str, str]]]:
+    cells = reference_cells()
+    out = {}
+    for name, (grade_id, old, new) in _ALTERNATIVE_EDITS.items():
+        if cells[grade_id].count(old) != 1:
+            raise ValueError(f"alternative {name}: the edit no longer applies to {grade_id}")
+        out[name] = ("a correct solution in another form",
+                     {grade_id: cells[grade_id].replace(old, new)})
+    return out
+
+
+ALTERNATIVES = _alternatives()

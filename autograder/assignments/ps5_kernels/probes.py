@@ -1,0 +1,340 @@
+"""Probes of ps5_kernels: run in the student's process, call the student's code, return plain data.
+Never compare anything (the grader does).
+
+The kernel is probed alone, through the grader's own ``ffi_call`` of the target the notebook
+built. The Python glue is probed without running any kernel: the probe stages the student's
+function into a jaxpr and evaluates it itself, computing each ``ffi_call`` of the notebook's
+target with NumPy after checking what the call declares (result shape and dtype, the attribute's
+type, operand shapes). So ``lse_ffi``, the batching rule and the derivative are each graded on
+their own, whatever the kernel does, and the probe also reports how the value was computed:
+which kernel calls the program makes and whether it loops. ``lse_vmappable`` and ``lse`` are
+probed with the grader's ``lse_ffi`` in place of the notebook's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import subprocess
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.extend.core import Literal
+
+from jaxcourse.kernels.build import KernelBuildError, compile_library
+
+CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "custom_jvp_call",
+                   "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_vmap_call", "remat",
+                   "checkpoint"})
+LOOPS = frozenset({"while", "scan"})
+
+
+def own(ns: dict, name: str):
+    """``ns[name]``, written in the notebook rather than imported from the course package."""
+    if name not in ns:
+        raise NameError(f"{name} is not defined")
+    obj = ns[name]
+    origin = getattr(obj, "__module__", "") or ""
+    if origin.startswith(("jaxcourse", "jax", "autograder")):
+        raise ImportError(f"{name} comes from {origin}, not from your notebook")
+    if not callable(obj):
+        raise TypeError(f"{name} is not a function")
+    return obj
+
+
+def _name(ns: dict, key: str) -> str:
+    value = ns.get(key)
+    if not isinstance(value, str):
+        raise TypeError(f"{key} is not the target name the kernel cell returned")
+    return value
+
+
+def _array(value) -> np.ndarray:
+    return np.asarray(value)
+
+
+# --- the kernel, through the grader's own call -----------------------------------------------
+def probe_kernel(ns, inputs):
+    target = _name(ns, "TARGET")
+    x, w = _array(inputs["x"]), _array(inputs["w"])
+    call = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(x.shape[:-1], x.dtype))
+    run = jax.jit(lambda x, w: call(x, w, t=np.float32(inputs["t"])))
+    return np.asarray(run(x, w))
+
+
+def probe_kernel_refuses(ns, inputs):
+    """Each bad call in turn: the name of what it raised, or 'returned'."""
+    target = _name(ns, "TARGET")
+    found = []
+    for case in inputs["cases"]:
+        x, w = _array(case["x"]), _array(case["w"])
+        call = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(x.shape[:-1], x.dtype))
+        try:
+            np.asarray(jax.jit(lambda x, w, c=call, t=case["t"]: c(x, w, t=np.float32(t)))(x, w))
+            found.append("returned")
+        except Exception as err:  # noqa: BLE001 - any error raised through the FFI counts
+            found.append(type(err).__name__)
+    return found
+
+
+# --- a jaxpr evaluator that computes the kernel's calls itself ------------------------------
+class _Run:
+    """Evaluates a closed jaxpr; ``ffi_call``s of ``target`` are computed with NumPy."""
+
+    def __init__(self, target: str):
+        self.target = target
+        self.calls: list[dict] = []
+        self.loops: list[str] = []
+
+    def closed(self, closed, args):
+        return self.jaxpr(closed.jaxpr, closed.consts, args)
+
+    def jaxpr(self, jaxpr, consts, args):
+        env = {}
+
+        def read(v):
+            return v.val if isinstance(v, Literal) else env[v]
+
+        for v, c in zip(jaxpr.constvars, consts):
+            env[v] = c
+        for v, a in zip(jaxpr.invars, args):
+            env[v] = a
+        for eqn in jaxpr.eqns:
+            invals = [read(v) for v in eqn.invars]
+            name = eqn.primitive.name
+            if name in LOOPS:
+                self.loops.append(name)
+            if name == "ffi_call":
+                outs = [self.kernel(eqn.params, *invals)]
+            elif name in CALLS and self._inner(eqn.params) is not None:
+                inner = self._inner(eqn.params)
+                if hasattr(inner, "jaxpr"):
+                    outs = self.jaxpr(inner.jaxpr, inner.consts, invals)
+                else:
+                    outs = self.jaxpr(inner, (), invals)
+            else:
+                # Loops and other nested programs run as JAX runs them; their kernel calls are
+                # counted from their text.
+                self.calls += [{"target": str(e.params.get("target_name")), "shapes": []}
+                               for e in _nested_ffi_calls(eqn.params)]
+                outs = eqn.primitive.bind(*invals, **eqn.params)
+                if not eqn.primitive.multiple_results:
+                    outs = [outs]
+            for v, out in zip(eqn.outvars, outs):
+                env[v] = out
+        return [read(v) for v in jaxpr.outvars]
+
+    @staticmethod
+    def _inner(params):
+        for key in ("jaxpr", "call_jaxpr", "fun_jaxpr", "call"):
+            if key in params:
+                return params[key]
+        return None
+
+    def kernel(self, params, *operands):
+        target = params.get("target_name")
+        self.calls.append({"target": str(target),
+                           "shapes": [list(np.shape(o)) for o in operands]})
+        if target != self.target:
+            raise ValueError(f"an ffi_call names {target!r}, not the kernel the notebook built")
+        if len(operands) != 2:
+            raise TypeError(f"the kernel takes 2 operands (x, w), the call passes {len(operands)}")
+        attributes = dict(params.get("attributes", ()))
+        t = attributes.get("t")
+        if set(attributes) != {"t"} or type(t) is not np.float32:
+            raise TypeError("the call must pass exactly one attribute, t, as a float32 (the "
+                            f"handler binds Attr<float>); it passes {sorted(attributes)} "
+                            f"({type(t).__name__})")
+        x, w = (np.asarray(o) for o in operands)
+        if x.dtype != w.dtype or x.dtype not in (np.float32, np.float64) or x.ndim == 0:
+            raise TypeError(f"the kernel refuses x {x.dtype}{list(x.shape)}, w {w.dtype}")
+        (aval,) = params["result_avals"]
+        if tuple(aval.shape) != x.shape[:-1] or aval.dtype != x.dtype:
+            raise TypeError(f"the call declares its result as {aval.dtype}{list(aval.shape)} "
+                            f"for x of {x.dtype}{list(x.shape)}")
+        n = x.shape[-1]
+        if w.size != n:
+            raise ValueError(f"the kernel refuses w of shape {w.shape} for rows of {n}")
+        t = float(t)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            x64, w64 = x.astype(np.float64) / t, w.astype(np.float64).reshape(n)
+            if n == 0:
+                return jnp.asarray(np.full(x.shape[:-1], -np.inf, x.dtype))
+            top = np.max(x64, axis=-1, keepdims=True)
+            y = t * (top[..., 0] + np.log(np.sum(w64 * np.exp(x64 - top), axis=-1)))
+        return jnp.asarray(y.astype(x.dtype))
+
+
+def _nested_ffi_calls(params) -> list:
+    found = []
+    for value in params.values():
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            inner = getattr(item, "jaxpr", item)
+            for eqn in getattr(inner, "eqns", ()):
+                if eqn.primitive.name == "ffi_call":
+                    found.append(eqn)
+                found += _nested_ffi_calls(eqn.params)
+    return found
+
+
+def _report(run: _Run, values) -> dict:
+    return {"values": [np.asarray(v) for v in values],
+            "targets": sorted({c["target"] for c in run.calls}),
+            "calls": len(run.calls), "loops": sorted(set(run.loops))}
+
+
+def _grader_lse_ffi(target: str):
+    def lse_ffi(x, w, t, *, vmap_method=None):
+        x, w = jnp.asarray(x), jnp.asarray(w)
+        call = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(x.shape[:-1], x.dtype),
+                                vmap_method=vmap_method)
+        return call(x, w, t=np.float32(t))
+
+    return lse_ffi
+
+
+class _GraderFfi:
+    """While active, the notebook's ``lse_ffi`` is the grader's."""
+
+    def __init__(self, ns: dict):
+        self.ns, self.target = ns, _name(ns, "TARGET")
+
+    def __enter__(self):
+        self.saved = self.ns.get("lse_ffi")
+        self.ns["lse_ffi"] = _grader_lse_ffi(self.target)
+        return self
+
+    def __exit__(self, *exc):
+        self.ns["lse_ffi"] = self.saved
+        return False
+
+
+# --- ps5.ffi_call ----------------------------------------------------------------------------
+def probe_ffi_call(ns, inputs):
+    f = own(ns, "lse_ffi")
+    x, w, t = _array(inputs["x"]), _array(inputs["w"]), inputs["t"]
+    run = _Run(_name(ns, "TARGET"))
+    closed = jax.make_jaxpr(jax.jit(lambda x, w: f(x, w, t)))(x, w)
+    report = _report(run, run.closed(closed, [x, w]))
+    if inputs.get("vmap_methods"):
+        report["vmap_methods"] = []
+        for method in inputs["vmap_methods"]:
+            staged = jax.make_jaxpr(lambda x, w, m=method: f(x, w, t, vmap_method=m))(x, w)
+            report["vmap_methods"] += [str(e.params.get("vmap_method")) for e in staged.eqns
+                                       if e.primitive.name == "ffi_call"]
+    return report
+
+
+# --- ps5.vmap --------------------------------------------------------------------------------
+def probe_vmap(ns, inputs):
+    with _GraderFfi(ns) as pinned:
+        f = own(ns, "lse_vmappable")
+        t = inputs["t"]
+        x, w = _array(inputs["x"]), _array(inputs["w"])
+        def g(x, w):
+            return f(x, w, t)
+
+        for x_axis, w_axis in reversed(inputs["in_axes"]):
+            g = jax.vmap(g, in_axes=(x_axis, w_axis))
+        run = _Run(pinned.target)
+        closed = jax.make_jaxpr(jax.jit(g) if inputs["jit"] else g)(x, w)
+        return _report(run, run.closed(closed, [x, w]))
+
+
+# --- ps5.grad --------------------------------------------------------------------------------
+def probe_grad(ns, inputs):
+    with _GraderFfi(ns) as pinned:
+        f = own(ns, "lse")
+        t = inputs["t"]
+        x, w, ct = _array(inputs["x"]), _array(inputs["w"]), _array(inputs["ct"])
+        run = _Run(pinned.target)
+        if inputs["mode"] == "jvp":
+            dx, dw = _array(inputs["dx"]), _array(inputs["dw"])
+
+            def jvp(x, w, dx, dw):
+                return jax.jvp(lambda x, w: f(x, w, t), (x, w), (dx, dw))
+
+            closed = jax.make_jaxpr(jvp)(x, w, dx, dw)
+            return _report(run, run.closed(closed, [x, w, dx, dw]))
+
+        def loss(x, w):
+            return jnp.sum(f(x, w, t) * ct)
+
+        g = jax.grad(loss, argnums=(0, 1))
+        closed = jax.make_jaxpr(jax.jit(g) if inputs["mode"] == "jit_grad" else g)(x, w)
+        return _report(run, run.closed(closed, [x, w]))
+
+
+# --- ps5.cuda --------------------------------------------------------------------------------
+_compiled: dict[str, dict] = {}
+
+
+def probe_cuda_compiles(ns, inputs):
+    source = ns.get("LSE_CU")
+    if not isinstance(source, str):
+        raise TypeError("LSE_CU is not the CUDA source")
+    key = hashlib.sha256(source.encode()).hexdigest()
+    if key not in _compiled:
+        try:
+            library = compile_library(source, compiler="nvcc", name="lse_cuda",
+                                      timeout_s=float(inputs["timeout_s"]))
+        except KernelBuildError as err:
+            _compiled[key] = {"compiled": False, "message": str(err), "symbols": []}
+        else:
+            nm = shutil.which("nm") or "nm"
+            listed = subprocess.run([nm, "-D", "--defined-only", str(library)],
+                                    capture_output=True, text=True, timeout=60, check=False)
+            symbols = re.findall(r"\s[TW]\s+(\w+)$", listed.stdout, flags=re.MULTILINE)
+            every = subprocess.run([nm, str(library)], capture_output=True, text=True,
+                                   timeout=60, check=False).stdout
+            _compiled[key] = {"compiled": True, "message": "",
+                              "symbols": sorted(s for s in symbols if "Lse" in s)[:20],
+                              # nvcc gives each __global__ function a host-side launch stub
+                              "kernels": every.count("__device_stub__")}
+    return _compiled[key]
+
+
+def probe_cuda_lowering(ns, inputs):
+    with _GraderFfi(ns):
+        f = own(ns, "lse_any")
+        t = inputs["t"]
+        x, w = _array(inputs["x"]), _array(inputs["w"])
+        found = {"target": _name(ns, "TARGET"), "cuda_target": _name(ns, "CUDA_TARGET")}
+        for platform in ("cpu", "cuda"):
+            text = jax.jit(lambda x, w: f(x, w, t)).trace(x, w).lower(
+                lowering_platforms=(platform,)).as_text()
+            found[platform] = re.findall(r"custom_call @([\w.]+)\(", text)
+            found[f"{platform}_t"] = re.findall(r"\bt = ([-+0-9.eE]+) : f32", text)
+        return found
+
+
+def probe_cuda_values(ns, inputs):
+    f = own(ns, "lse_any")
+    gpu = jax.devices("gpu")[0]
+    x = jax.device_put(_array(inputs["x"]), gpu)
+    w = jax.device_put(_array(inputs["w"]), gpu)
+    return np.asarray(jax.jit(lambda x, w: f(x, w, inputs["t"]))(x, w))
+
+
+def probe_cuda_speed(ns, inputs):
+    """Best-of-N seconds of the notebook's lse_any and of XLA's own code on the same GPU data."""
+    f = own(ns, "lse_any")
+    t = inputs["t"]
+    gpu = jax.devices("gpu")[0]
+    x = jax.device_put(_array(inputs["x"]), gpu)
+    w = jax.device_put(_array(inputs["w"]), gpu)
+    kernel = jax.jit(lambda x, w: f(x, w, t))
+    xla = jax.jit(lambda x, w: t * jax.nn.logsumexp(x / t, axis=-1, b=w))
+    times = {}
+    for name, fn in (("kernel", kernel), ("xla", xla)):
+        fn(x, w).block_until_ready()
+        best = float("inf")
+        for _ in range(int(inputs["repeats"])):
+            start = time.perf_counter()
+            fn(x, w).block_until_ready()
+            best = min(best, time.perf_counter() - start)
+        times[name] = best
+    return times

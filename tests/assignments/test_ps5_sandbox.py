@@ -1,0 +1,115 @@
+"""ps5_kernels through the real command: the student's C++ is compiled and run in the sandbox.
+
+A class of one honest student (the reference) and students whose kernel is native code that
+attacks the grader: it reads the grader's files and writes outside its sandbox, forks until it
+cannot, writes far out of bounds, or never returns. Each attacker earns nothing; the honest
+student, graded in the same run by the same workers, earns every point; nothing is written
+outside the sandbox.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.assignments.ps5_kernels import checks, mutants
+from autograder.classroom import make_submission, solution_sources
+
+ROOT = Path(__file__).resolve().parents[2]
+NAME = "ps5_kernels"
+MARKER = Path("/tmp/ps5-kernel-escaped")
+TOTAL_HERE = sum(c.points for c in checks.CHECKS if not c.needs_gpu)
+
+_BODY = "  /* ps5.kernel: check the arguments, then compute y for every row of x.\n  */\n"
+# The body of LseImpl each attacker writes (C++), then returns success.
+HOSTILE = {
+    "reads_and_writes_files": f"""
+  const char* paths[] = {{"{ROOT}/autograder/assignments/ps5_kernels/checks.py",
+                          "{ROOT}/gradebook.db", "/proc/1/environ", "/etc/shadow"}};
+  double found = 0;
+  for (const char* path : paths) {{
+    if (FILE* f = std::fopen(path, "rb")) {{ found += std::fgetc(f); std::fclose(f); }}
+  }}
+  if (FILE* f = std::fopen("{MARKER}", "w")) {{ std::fputs("escaped", f); std::fclose(f); }}
+  if (FILE* f = std::fopen("{ROOT}/escaped-from-ps5", "w")) {{ std::fclose(f); }}
+  char* out = static_cast<char*>(y->untyped_data());
+  for (size_t i = 0; i < y->size_bytes(); ++i) out[i] = static_cast<char>(found);
+""",
+    "forks": """
+  for (int i = 0; i < 100000; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) { for (;;) pause(); }
+    if (pid < 0) break;
+  }
+""",
+    "writes_out_of_bounds": """
+  char* out = static_cast<char*>(y->untyped_data());
+  for (int64_t i = 0; i < (int64_t{1} << 40); i += 4096) out[i] = 1;
+""",
+    "never_returns": """
+  volatile int spin = 1;
+  while (spin) {}
+""",
+}
+
+
+def _hostile_kernel(body: str) -> str:
+    cell = mutants.reference_cells()["kernel"]
+    start = cell.index("ffi::Error LseImpl(")
+    start = cell.index("{\n", start) + 2
+    end = cell.index("  return ffi::Error(ffi::ErrorCode::kUnimplemented")
+    includes = "#include <cstdio>\n#include <unistd.h>\n"
+    cell = cell.replace('#include "xla/ffi/api/ffi.h"\n', includes + '#include "xla/ffi/api/ffi.h"\n')
+    start += len(includes)
+    end += len(includes)
+    return cell[:start] + body + "  return ffi::Error::Success();\n" + cell[end:]
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    MARKER.unlink(missing_ok=True)
+    base = tmp_path_factory.mktemp("ps5")
+    students = {"honest": make_submission(NAME, solution_sources(NAME, root=ROOT), root=ROOT)}
+    for name, body in HOSTILE.items():
+        students[name] = make_submission(NAME, {"kernel": _hostile_kernel(body)}, root=ROOT)
+    for student, nb in students.items():
+        path = base / "submitted" / student / NAME / f"{NAME}.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(nb, path)
+    out = base / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", NAME, str(base / "submitted"), "--out",
+         str(out), "--workers", "2", "--seed", "0", "--db", f"sqlite:///{base / 'gb.db'}",
+         "--no-progress"],
+        cwd=ROOT, capture_output=True, text=True, timeout=1500, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {row["student_id"]: row for row in csv.DictReader((out / "grades.csv").open())}
+    results = {s: json.loads((out / "results" / f"{s}.json").read_text()) for s in students}
+    return rows, results
+
+
+def test_the_honest_student_earns_every_point(graded):
+    rows, results = graded
+    failed = [(t["name"], t["message"]) for t in results["honest"]["tests"]
+              if t["status"] not in ("passed", "not-run")]
+    assert failed == []
+    assert float(rows["honest"]["score"]) == TOTAL_HERE
+
+
+@pytest.mark.parametrize("student", sorted(HOSTILE))
+def test_hostile_native_code_earns_nothing(graded, student):
+    rows, results = graded
+    assert float(rows[student]["score"]) == 0
+    kernel = [t for t in results[student]["tests"] if t["name"].startswith("ps5.kernel")]
+    assert kernel and all(t["status"] == "failed" and t["message"] for t in kernel)
+
+
+def test_nothing_escaped_the_sandbox(graded):
+    assert not MARKER.exists()
+    assert not (ROOT / "escaped-from-ps5").exists()
