@@ -9,7 +9,9 @@ new name instead of an error. :func:`compile_library` is the compiling step alon
 it for the CUDA source, with nvcc).
 
 Compiler errors come back as :class:`KernelBuildError`, whose message is the compiler's own
-output (trimmed); the compiler runs with a time limit and the source with a size limit.
+output (trimmed); the compiler runs with a time limit and the source with a size limit. Where the
+environment variable ``JAXCOURSE_KERNEL_CACHE`` names a folder (the test suite sets it; the
+grader's sandbox clears the environment), a source already compiled there is not compiled again.
 """
 
 from __future__ import annotations
@@ -65,6 +67,12 @@ def compile_library(source: str, *, compiler: str = "g++", name: str = "kernel",
         raise KernelBuildError(f"the source is longer than {MAX_SOURCE_BYTES} bytes")
     if compiler not in ("g++", "nvcc"):
         raise ValueError("compiler must be 'g++' or 'nvcc'")
+    cache = os.environ.get("JAXCOURSE_KERNEL_CACHE")
+    if cache:  # the test suite's: one compile per distinct source across its processes
+        digest = hashlib.sha256(f"{jax.__version__}\0{compiler}\0{name}\0{source}".encode()).hexdigest()[:20]
+        cached = Path(cache) / digest / f"lib{name}.so"
+        if cached.is_file():
+            return cached
     folder = Path(tempfile.mkdtemp(prefix="kernel-"))
     suffix = ".cu" if compiler == "nvcc" else ".cc"
     path = folder / f"{name}{suffix}"
@@ -80,6 +88,12 @@ def compile_library(source: str, *, compiler: str = "g++", name: str = "kernel",
         if len(output) > MAX_MESSAGE_CHARS:
             output = output[:MAX_MESSAGE_CHARS] + "\n[... compiler output cut]"
         raise KernelBuildError(f"{compiler} failed (exit status {done.returncode}):\n{output}")
+    if cache:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(f".{os.getpid()}.tmp")
+        shutil.copyfile(library, partial)
+        partial.replace(cached)
+        return cached
     return library
 
 
@@ -117,9 +131,7 @@ def cuda_kernel(source: str, *, symbol: str, prefix: str = "kernel") -> str:
     key = (digest, f"cuda:{symbol}")
     if key in _registered:
         return _registered[key]
-    try:
-        jax.devices("cuda")
-    except RuntimeError:
+    if not any(device.platform == "gpu" for device in jax.devices()):
         return target
     library = ctypes.cdll.LoadLibrary(str(compile_library(source, compiler="nvcc",
                                                           name=prefix)))

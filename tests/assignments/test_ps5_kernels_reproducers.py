@@ -1,0 +1,89 @@
+"""ps5_kernels' reproducers ("Try it yourself" snippets) do what they say, run as a student runs
+them: in a fresh kernel after the notebook's own cells (tests/reproducer_kernel.py).
+
+- every check that runs without a GPU has a snippet that passes the cell policy, the same text
+  every time;
+- after the reference solution, and after each correct alternative, every snippet runs to the end;
+- after a wrong solution (the demo class's wrong students, the partial and the untouched notebook,
+  and one further mutant of each task), the snippet of each check it fails when graded raises.
+
+Kernels are compiled once per source for the whole session (JAXCOURSE_KERNEL_CACHE, set in
+tests/conftest.py), which the notebooks' kernels inherit.
+"""
+
+from __future__ import annotations
+
+import jax
+import pytest
+from grade_inprocess import ROOT, grade_notebooks, write
+from reproducer_kernel import passed_after, raised_after, snippet_problems
+
+from autograder import classroom
+from autograder.assignments.ps5_kernels import checks, mutants, reproduce
+
+pytestmark = pytest.mark.timeout(1800)
+
+NAME = "ps5_kernels"
+CHECKS = [check for check in checks.CHECKS if not check.needs_gpu]
+DEMO = classroom.demo_submissions(NAME, root=ROOT)
+FURTHER = ("kernel_ignores_t", "ffi_result_float32", "vmap_shift_without_t",
+           "grad_exp_without_t", "cuda_cpu_only")
+WRONG = {
+    **{student: nb for student, nb in DEMO.items() if student not in ("full", "broken")},
+    **{name: classroom.mutant_submission(NAME, name, root=ROOT) for name in FURTHER},
+}
+
+
+@pytest.fixture(scope="module")
+def codes() -> dict[str, str]:
+    return {check.id: reproduce.reproducer(check.id) for check in CHECKS}
+
+
+@pytest.fixture(scope="module")
+def failed(tmp_path_factory) -> dict[str, list[str]]:
+    """student -> the ids of the checks their notebook fails when graded."""
+    folder = tmp_path_factory.mktemp("ps5_wrong")
+    paths = [write(nb, folder / f"{student}.ipynb") for student, nb in WRONG.items()]
+    graded = grade_notebooks(NAME, paths, processes=1)
+    return {student: [c["id"] for c in graded[student]["checks"] if c["status"] == "failed"]
+            for student in WRONG}
+
+
+def test_every_check_has_a_snippet_that_passes_the_cell_policy(codes):
+    assert snippet_problems(checks.ASSIGNMENT, reproduce.reproducer, codes) == []
+    assert reproduce.reproducer("ps5.no_such_check") is None
+
+
+def test_snippets_are_deterministic_and_leave_the_configuration_alone(codes):
+    before = jax.config.jax_enable_x64
+    assert {check.id: reproduce.reproducer(check.id) for check in CHECKS} == codes
+    assert jax.config.jax_enable_x64 == before
+
+
+def test_every_snippet_runs_after_the_reference(codes):
+    reference = classroom.make_submission(
+        NAME, classroom.solution_sources(NAME, root=ROOT), root=ROOT)
+    assert raised_after(reference, codes) == {}
+
+
+@pytest.mark.parametrize("alternative", sorted(mutants.ALTERNATIVES))
+def test_every_snippet_runs_after_a_correct_alternative(alternative, codes):
+    _, fills = mutants.ALTERNATIVES[alternative]
+    nb = classroom.make_submission(
+        NAME, {**classroom.solution_sources(NAME, root=ROOT), **fills}, root=ROOT)
+    assert raised_after(nb, codes) == {}
+
+
+@pytest.mark.parametrize("student", sorted(WRONG))
+def test_the_snippet_of_each_failed_check_raises(student, codes, failed):
+    ids = failed[student]
+    assert ids, f"{student} fails no check: nothing to reproduce"
+    assert passed_after(WRONG[student], codes, ids) == [], (
+        f"snippets that pass although {student} failed their check")
+
+
+def test_the_wrong_solutions_cover_every_task(failed):
+    tasks = {check.id: check.task for check in CHECKS}
+    assert {tasks[i] for ids in failed.values() for i in ids} == {t.id for t in checks.TASKS}
+    for name in FURTHER:
+        assert {tasks[i] for i in failed[name]} == {mutants.TASK[name]}, name
