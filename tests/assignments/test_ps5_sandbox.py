@@ -2,9 +2,10 @@
 
 A class of one honest student (the reference) and students whose kernel is native code that
 attacks the grader: it reads the grader's files and writes outside its sandbox, forks until it
-cannot, writes far out of bounds, or never returns. Each attacker earns nothing; the honest
-student, graded in the same run by the same workers, earns every point; nothing is written
-outside the sandbox.
+cannot, writes far out of bounds, or never returns; the rest of their notebook is the reference.
+Each attacking kernel earns nothing, and costs its student only the kernel's points: the other
+tasks, whose checks never run the kernel, keep theirs. The honest student, graded in the same
+run by the same workers, earns every point; nothing is written outside the sandbox.
 """
 
 from __future__ import annotations
@@ -77,7 +78,9 @@ def graded(tmp_path_factory):
     base = tmp_path_factory.mktemp("ps5")
     students = {"honest": make_submission(NAME, solution_sources(NAME, root=ROOT), root=ROOT)}
     for name, body in HOSTILE.items():
-        students[name] = make_submission(NAME, {"kernel": _hostile_kernel(body)}, root=ROOT)
+        students[name] = make_submission(
+            NAME, {**solution_sources(NAME, root=ROOT), "kernel": _hostile_kernel(body)},
+            root=ROOT)
     for student, nb in students.items():
         path = base / "submitted" / student / NAME / f"{NAME}.ipynb"
         path.parent.mkdir(parents=True)
@@ -103,11 +106,15 @@ def test_the_honest_student_earns_every_point(graded):
 
 
 @pytest.mark.parametrize("student", sorted(HOSTILE))
-def test_hostile_native_code_earns_nothing(graded, student):
+def test_hostile_native_code_earns_nothing_and_costs_only_its_own_checks(graded, student):
     rows, results = graded
-    assert float(rows[student]["score"]) == 0
-    kernel = [t for t in results[student]["tests"] if t["name"].startswith("ps5.kernel")]
-    assert kernel and all(t["status"] == "failed" and t["message"] for t in kernel)
+    kernel_points = sum(c.points for c in checks.CHECKS if c.task == checks.KERNEL)
+    assert float(rows[student]["score"]) == TOTAL_HERE - kernel_points
+    for test in results[student]["tests"]:
+        if test["name"].startswith("ps5.kernel."):
+            assert test["status"] == "failed" and test["message"], test
+        else:
+            assert test["status"] in ("passed", "not-run"), test
 
 
 def test_nothing_escaped_the_sandbox(graded):

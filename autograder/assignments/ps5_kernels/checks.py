@@ -404,7 +404,8 @@ CHECKS = (
     _check("ps5.grad.jvp", GRAD, "forward mode, tangents for x and w", 3, "test_grad",
            "probe_grad", _grad_case("jvp"), expect_grad, judge_grad,
            blame="in lse's derivative"),
-    _check("ps5.cuda.compiles", CUDA, "LSE_CU compiles with nvcc, exports LseCuda, has a __global__ kernel", 3,
+    _check("ps5.cuda.compiles", CUDA,
+           "LSE_CU compiles with nvcc, exports LseCuda, has a __global__ kernel", 3,
            "test_cuda", "probe_cuda_compiles", lambda rng: {"timeout_s": 150.0},
            lambda inputs: None, judge_cuda_compiles, timeout_s=200.0,
            blame="in LSE_CU, the CUDA source"),
@@ -418,6 +419,11 @@ CHECKS = (
            "test_cuda", "probe_cuda_speed", _cuda_speed, lambda inputs: None, judge_cuda_speed,
            needs_gpu=True, blame="in LseCudaImpl"),
 )
+# The engine runs checks in this order, restarting the notebook's process after a crash, a given
+# number of times. The checks that run the student's native code (the C++ kernel here, the CUDA
+# one on a GPU) come last, so that a kernel that crashes or hangs every time costs the restarts of
+# its own checks only, never the glue's, which never runs it.
+CHECKS = tuple(sorted(CHECKS, key=lambda check: (check.needs_gpu, check.task == KERNEL)))
 
 ASSIGNMENT = Assignment(name="ps5_kernels", notebook="ps5_kernels.ipynb", tasks=TASKS,
                         checks=CHECKS, extra={"own_primitives": ()})
