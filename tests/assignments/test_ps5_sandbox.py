@@ -4,7 +4,8 @@ A class of one honest student (the reference) and students whose kernel is nativ
 attacks the grader: it reads the grader's files and writes outside its sandbox, forks until it
 cannot, writes far out of bounds, or never returns; the rest of their notebook is the reference.
 Each attacking kernel earns nothing, and costs its student only the kernel's points: the other
-tasks, whose checks never run the kernel, keep theirs. The honest student, graded in the same
+tasks, whose checks never run the kernel, keep theirs. A wrong kernel that aborts its process (a
+failed assertion in the FFI headers) loses points on the kernel's checks only. The honest student, graded in the same
 run by the same workers, earns every point; nothing is written outside the sandbox.
 """
 
@@ -27,8 +28,7 @@ NAME = "ps5_kernels"
 MARKER = Path("/tmp/ps5-kernel-escaped")
 TOTAL_HERE = sum(c.points for c in checks.CHECKS if not c.needs_gpu)
 
-_BODY = "  /* ps5.kernel: check the arguments, then compute y for every row of x.\n  */\n"
-# The body of LseImpl each attacker writes (C++), then returns success.
+# The body of LseCheck each attacker writes (C++), then returns success (y is the result buffer).
 HOSTILE = {
     "reads_and_writes_files": f"""
   const char* paths[] = {{"{ROOT}/autograder/assignments/ps5_kernels/checks.py",
@@ -39,8 +39,8 @@ HOSTILE = {
   }}
   if (FILE* f = std::fopen("{MARKER}", "w")) {{ std::fputs("escaped", f); std::fclose(f); }}
   if (FILE* f = std::fopen("{ROOT}/escaped-from-ps5", "w")) {{ std::fclose(f); }}
-  char* out = static_cast<char*>(y->untyped_data());
-  for (size_t i = 0; i < y->size_bytes(); ++i) out[i] = static_cast<char>(found);
+  char* out = static_cast<char*>(y.untyped_data());
+  for (size_t i = 0; i < y.size_bytes(); ++i) out[i] = static_cast<char>(found);
 """,
     "forks": """
   for (int i = 0; i < 100000; ++i) {
@@ -50,7 +50,7 @@ HOSTILE = {
   }
 """,
     "writes_out_of_bounds": """
-  char* out = static_cast<char*>(y->untyped_data());
+  char* out = static_cast<char*>(y.untyped_data());
   for (int64_t i = 0; i < (int64_t{1} << 40); i += 4096) out[i] = 1;
 """,
     "never_returns": """
@@ -62,7 +62,7 @@ HOSTILE = {
 
 def _hostile_kernel(body: str) -> str:
     cell = mutants.reference_cells()["kernel"]
-    start = cell.index("ffi::Error LseImpl(")
+    start = cell.index("ffi::Error LseCheck(")
     start = cell.index("{\n", start) + 2
     end = cell.index("  return ffi::Error(ffi::ErrorCode::kUnimplemented")
     includes = "#include <cstdio>\n#include <unistd.h>\n"
@@ -81,6 +81,9 @@ def graded(tmp_path_factory):
         students[name] = make_submission(
             NAME, {**solution_sources(NAME, root=ROOT), "kernel": _hostile_kernel(body)},
             root=ROOT)
+    for name, (_, fills) in mutants.CRASH_MUTANTS.items():
+        students[name] = make_submission(
+            NAME, {**solution_sources(NAME, root=ROOT), **fills}, root=ROOT)
     for student, nb in students.items():
         path = base / "submitted" / student / NAME / f"{NAME}.ipynb"
         path.parent.mkdir(parents=True)
@@ -115,6 +118,14 @@ def test_hostile_native_code_earns_nothing_and_costs_only_its_own_checks(graded,
             assert test["status"] == "failed" and test["message"], test
         else:
             assert test["status"] in ("passed", "not-run"), test
+
+
+@pytest.mark.parametrize("student", sorted(mutants.CRASH_MUTANTS))
+def test_a_kernel_that_aborts_loses_points_on_its_own_task_only(graded, student):
+    rows, results = graded
+    lost = [t for t in results[student]["tests"] if t["status"] not in ("passed", "not-run")]
+    assert lost and all(t["name"].startswith("ps5.kernel.") and t["message"] for t in lost)
+    assert float(rows[student]["score"]) < TOTAL_HERE
 
 
 def test_nothing_escaped_the_sandbox(graded):

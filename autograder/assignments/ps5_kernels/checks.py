@@ -19,15 +19,18 @@ from autograder import judge
 from autograder.spec import Assignment, Check, Outcome, Task, Verdict
 
 X64 = (("jax_enable_x64", True),)
-TOL = {"float32": (2e-5, 2e-5), "float64": (1e-11, 1e-11)}
+TOL = {"float32": (2e-5, 2e-5), "float64": (1e-11, 1e-11),
+       # a float16 or bfloat16 result is a float32 one rounded once: half a unit in the last
+       # place, and one more unit where rounding twice differs
+       "float16": (1e-3, 1e-3), "bfloat16": (8e-3, 8e-3)}
 KERNEL, FFI, VMAP, GRAD, CUDA = "ps5.kernel", "ps5.ffi_call", "ps5.vmap", "ps5.grad", "ps5.cuda"
 
 TASKS = (
-    Task(KERNEL, "LseImpl, the C++ handler"),
-    Task(FFI, "lse_ffi, the ffi_call of the kernel"),
+    Task(KERNEL, "LseRows and LseCheck, the C++ kernel"),
+    Task(FFI, "lse_ffi, the ffi_call of the kernel for every floating dtype"),
     Task(VMAP, "lse_vmappable, batching"),
     Task(GRAD, "lse, the derivative"),
-    Task(CUDA, "LseCudaImpl and lse_any, the CUDA handler and the choice of kernel"),
+    Task(CUDA, "LseRowsKernel and lse_any, the CUDA kernel and the choice of kernel"),
 )
 
 
@@ -101,18 +104,49 @@ def _refusals(rng):
     ]}
 
 
-def _ffi_case(method: bool):
+_FLOATS = ("float16", "bfloat16", "float32", "float64")
+
+
+def _ffi_case(kind: str):
+    """One call of lse_ffi. ``kind``: 'float32' or 'float64' (x and w of that dtype), 'narrow'
+    (both float16 or both bfloat16), 'w_wider' and 'x_wider' (x and w of two
+    float dtypes, the named one wider),
+    'method' (the vmap_method arguments reach ffi_call)."""
     def make(rng):
-        dtype = np.float32 if rng.integers(2) else np.float64
+        if kind in ("float32", "float64"):
+            x_dtype = w_dtype = kind
+        elif kind == "narrow":  # one narrow dtype for both: the result is narrow too
+            x_dtype = w_dtype = str(rng.choice(_FLOATS[:2]))
+        elif kind in ("w_wider", "x_wider"):  # promotion takes the wider of the two
+            ladder = [str(rng.choice(_FLOATS[:2])), "float32", "float64"]
+            low, high = sorted(int(i) for i in rng.choice(3, size=2, replace=False))
+            x_dtype, w_dtype = ladder[low], ladder[high]
+            if kind == "x_wider":
+                x_dtype, w_dtype = w_dtype, x_dtype
+        else:
+            x_dtype = w_dtype = str(rng.choice(_FLOATS[2:]))
         shape = _shape(rng, int(rng.integers(1, 5)), odd=bool(rng.integers(2)))
-        x, w = _arrays(rng, shape, dtype)
-        inputs = {"x": x, "w": w, "t": _t(rng.uniform(0.3, 3.0))}
-        if method:
+        x, w = _arrays(rng, shape, np.float64)
+        inputs = {"x": x.astype(jnp.dtype(x_dtype)), "w": w.astype(jnp.dtype(w_dtype)),
+                  "t": _t(rng.uniform(0.3, 3.0))}
+        if kind == "method":
             methods = ["expand_dims", "broadcast_all", "sequential"]
             inputs["vmap_methods"] = [str(m) for m in rng.permutation(methods)]
         return inputs
 
     return make
+
+
+def _ffi_ints(rng):
+    n = int(rng.integers(1, 6))
+    x = rng.integers(-5, 5, size=(int(rng.integers(1, 4)), n))
+    floats = rng.standard_normal(x.shape)
+    return {"t": 1.0, "cases": [
+        {"x": x.astype(np.int32), "w": np.ones(n, np.int32)},
+        {"x": floats.astype(np.float32), "w": np.ones(n, np.int8)},
+        {"x": x.astype(np.int64), "w": np.ones(n, np.float64)},
+        {"x": floats.astype(np.float32), "w": np.ones(n, bool)},
+    ]}
 
 
 def _insert(shape: list[int], axis: int | None, size: int) -> list[int]:
@@ -189,7 +223,9 @@ def expect_kernel(inputs):
 
 
 def expect_ffi(inputs):
-    expected = {"value": expect_kernel(inputs)}
+    dtype = jnp.promote_types(inputs["x"].dtype, inputs["w"].dtype)
+    value = np.asarray(lse_jax(inputs["x"], inputs["w"], inputs["t"]))
+    expected = {"value": value.astype(dtype)}
     if inputs.get("vmap_methods"):
         expected["vmap_methods"] = inputs["vmap_methods"]
     return expected
@@ -263,10 +299,11 @@ def _program(outcome: Outcome) -> tuple[dict | None, Verdict | None]:
 
 def _values(expected, values: list) -> Verdict:
     first = expected if isinstance(expected, list) else [expected]
-    tol = TOL["float32" if any(np.asarray(e).dtype == np.float32 for e in first) else "float64"]
+    tol = max(TOL.get(np.asarray(e).dtype.name, TOL["float64"]) for e in first)
     scale = max(_largest(e) for e in first)
-    return judge.close(first, Outcome(value=values), rtol=tol[0] * 10,
-                       atol=tol[1] * 10 * max(1.0, scale))
+    factor = 10 if tol[0] < 1e-3 else 1  # a wide float's result may differ in its last digits
+    return judge.close(first, Outcome(value=values), rtol=tol[0] * factor,
+                       atol=tol[1] * factor * max(1.0, scale))
 
 
 def judge_ffi(expected, outcome: Outcome) -> Verdict:
@@ -279,6 +316,19 @@ def judge_ffi(expected, outcome: Outcome) -> Verdict:
     if "vmap_methods" in expected and got.get("vmap_methods") != expected["vmap_methods"]:
         return Verdict(False, "the vmap_method argument does not reach ffi_call")
     return _values(expected["value"], got["values"])
+
+
+def judge_ffi_ints(expected, outcome: Outcome) -> Verdict:
+    failed = judge.raised(outcome)
+    if failed:
+        return failed
+    got = outcome.value if isinstance(outcome.value, list) else []
+    labels = ["int32 x and w", "an int8 w", "an int64 x", "a bool w"]
+    for label, what in zip(labels, got + ["nothing"] * len(labels)):
+        if what != "TypeError":
+            shown = "returned a program" if what == "returned" else f"raised {what}"
+            return Verdict(False, f"lse_ffi with {label} {shown}; a TypeError is expected")
+    return Verdict(True)
 
 
 def judge_vmap(expected, outcome: Outcome) -> Verdict:
@@ -314,6 +364,9 @@ def judge_cuda_compiles(expected, outcome: Outcome) -> Verdict:
         return Verdict(False, "the compiled library does not export the handler LseCuda")
     if not got.get("kernels"):
         return Verdict(False, "LSE_CU defines no __global__ kernel to launch")
+    if not got.get("writers"):
+        return Verdict(False, "LseRowsKernel stores nothing to global memory (its PTX has no "
+                              "st.global), so it never writes y")
     return Verdict(True)
 
 
@@ -364,7 +417,7 @@ def _check(id_, task, description, points, cell, probe, make, expect, judge_fn, 
                  **kw)
 
 
-_K = "in LseImpl, the C++ handler"
+_K = "in LseRows or LseCheck, the C++ kernel"
 CHECKS = (
     _check("ps5.kernel.f32", KERNEL, "float32 arrays of rank 1 to 4", 2, "test_kernel",
            "probe_kernel", _kernel_case("f32"), expect_kernel, judge_kernel, blame=_K),
@@ -385,11 +438,26 @@ CHECKS = (
            "probe_kernel", _kernel_case("precise"), expect_kernel, judge_kernel, blame=_K),
     _check("ps5.kernel.refuses", KERNEL, "bad arguments return an ffi::Error", 2, "test_kernel",
            "probe_kernel_refuses", _refusals, lambda inputs: None, judge_refusals, blame=_K),
-    _check("ps5.ffi_call.values", FFI, "one kernel call under jit, result shape and dtype", 3,
-           "test_ffi_call", "probe_ffi_call", _ffi_case(False), expect_ffi, judge_ffi,
+    _check("ps5.ffi_call.float32", FFI, "float32: one kernel call under jit, result shape and "
+           "dtype", 1, "test_ffi_call", "probe_ffi_call", _ffi_case("float32"), expect_ffi,
+           judge_ffi, blame="in lse_ffi"),
+    _check("ps5.ffi_call.float64", FFI, "float64, computed by the kernel in float64", 1,
+           "test_ffi_call", "probe_ffi_call", _ffi_case("float64"), expect_ffi, judge_ffi,
            blame="in lse_ffi"),
-    _check("ps5.ffi_call.vmap_method", FFI, "vmap_method is passed on to ffi_call", 3,
-           "test_ffi_call", "probe_ffi_call", _ffi_case(True), expect_ffi, judge_ffi,
+    _check("ps5.ffi_call.narrow", FFI, "float16 and bfloat16, computed in float32, rounded "
+           "back", 2, "test_ffi_call", "probe_ffi_call", _ffi_case("narrow"), expect_ffi,
+           judge_ffi, blame="in lse_ffi"),
+    _check("ps5.ffi_call.w_wider", FFI, "w of a wider float dtype than x: JAX's promotion", 1,
+           "test_ffi_call", "probe_ffi_call", _ffi_case("w_wider"), expect_ffi, judge_ffi,
+           blame="in lse_ffi"),
+    _check("ps5.ffi_call.x_wider", FFI, "x of a wider float dtype than w: JAX's promotion", 1,
+           "test_ffi_call", "probe_ffi_call", _ffi_case("x_wider"), expect_ffi, judge_ffi,
+           blame="in lse_ffi"),
+    _check("ps5.ffi_call.ints", FFI, "integer and boolean arrays raise a TypeError", 1,
+           "test_ffi_call", "probe_ffi_ints", _ffi_ints, lambda inputs: None, judge_ffi_ints,
+           blame="in lse_ffi"),
+    _check("ps5.ffi_call.vmap_method", FFI, "vmap_method is passed on to ffi_call", 1,
+           "test_ffi_call", "probe_ffi_call", _ffi_case("method"), expect_ffi, judge_ffi,
            blame="in lse_ffi"),
     _check("ps5.vmap.x", VMAP, "x batched at any axis, w not: one kernel call", 3, "test_vmap",
            "probe_vmap", _vmap_case("x"), expect_vmap, judge_vmap,
@@ -407,7 +475,7 @@ CHECKS = (
            "probe_grad", _grad_case("jvp"), expect_grad, judge_grad,
            blame="in lse's derivative"),
     _check("ps5.cuda.compiles", CUDA,
-           "LSE_CU compiles with nvcc, exports LseCuda, has a __global__ kernel", 3,
+           "LSE_CU compiles with nvcc, exports LseCuda, its kernel writes y", 3,
            "test_cuda", "probe_cuda_compiles", lambda rng: {"timeout_s": 150.0},
            lambda inputs: None, judge_cuda_compiles, timeout_s=200.0,
            blame="in LSE_CU, the CUDA source"),
@@ -416,10 +484,10 @@ CHECKS = (
            expect_cuda_lowering, judge_cuda_lowering, blame="in lse_any"),
     _check("ps5.cuda.values", CUDA, "on a GPU: the CUDA kernel's values, odd and empty sizes",
            3, "test_cuda", "probe_cuda_values", _cuda_values, expect_kernel, judge_kernel,
-           needs_gpu=True, blame="in LseCudaImpl"),
+           needs_gpu=True, blame="in LseRowsKernel"),
     _check("ps5.cuda.speed", CUDA, f"on a GPU: within {SPEED_FLOOR:g}x of XLA's own code", 3,
            "test_cuda", "probe_cuda_speed", _cuda_speed, lambda inputs: None, judge_cuda_speed,
-           needs_gpu=True, blame="in LseCudaImpl"),
+           needs_gpu=True, blame="in LseRowsKernel"),
 )
 # The engine runs checks in this order, restarting the notebook's process after a crash, a given
 # number of times. The checks that run the student's native code (the C++ kernel here, the CUDA

@@ -5,7 +5,8 @@
 reference solution with that cell replaced, built by one text edit of the reference cell, so
 mutants follow the source when it changes; an edit that no longer applies fails loudly.
 ``TASK[name]`` is the task that must lose points. ``GPU_MUTANTS`` lose points only on checks that
-need a GPU (a race between threads). ``ALTERNATIVES`` are correct solutions written differently,
+need a GPU (a race between threads). ``CRASH_MUTANTS`` abort the process that runs them, so only
+the sandboxed command grades them. ``ALTERNATIVES`` are correct solutions written differently,
 each must earn every point. ``HOSTILE`` are kernel cells of native code that attacks the grader;
 graded only by the sandboxed command. ``DEMO``: the mutants the demo class hands in.
 """
@@ -20,12 +21,12 @@ SOURCE = Path(__file__).resolve().parents[3] / "solutions" / "ps5_kernels" / "ps
 
 KERNEL, FFI, VMAP, GRAD, CUDA = "ps5.kernel", "ps5.ffi_call", "ps5.vmap", "ps5.grad", "ps5.cuda"
 
-_SUM = "    for (int64_t j = 0; j < n; ++j) sum += w[j] * std::exp(xr[j] / t - top);\n"
-_F64 = ("      LseRows(x.typed_data<double>(), w.typed_data<double>(), y->typed_data<double>(), "
-        "rows, n,\n              t);\n")
-_W_CHECK = ("  if (static_cast<int64_t>(w.element_count()) != n) {\n"
-            "    return ffi::Error::InvalidArgument(\"lse: w must hold n = \" + std::to_string(n) "
+_SUM = "    for (int64_t j = 0; j < n; ++j) sum += w[j] * std::exp(row[j] / t - top);\n"
+_Y = "    y[r] = static_cast<T>(n == 0 ? top : t * (top + std::log(sum)));\n"
+_W_CHECK = ("  if (static_cast<int64_t>(w.element_count()) != *n) {\n"
+            "    return ffi::Error::InvalidArgument(\"lse: w must hold n = \" + std::to_string(*n) "
             "+ \" weights\");\n  }\n")
+_FFI_CALL = "    y = ffi_call(TARGET, rows, vmap_method=vmap_method)(x, w, t=np.float32(t))\n"
 
 # name: (description, grade_id, task, text in the reference cell, its wrong replacement)
 EDITS = {
@@ -33,63 +34,81 @@ EDITS = {
         "the sum runs over pairs of elements and drops the last element of an odd row",
         "kernel", KERNEL, _SUM,
         "    for (int64_t j = 0; j + 1 < n; j += 2)\n"
-        "      sum += w[j] * std::exp(xr[j] / t - top) + w[j + 1] * std::exp(xr[j + 1] / t - top);\n"),
+        "      sum += w[j] * std::exp(row[j] / t - top) + w[j + 1] * std::exp(row[j + 1] / t - top);\n"),
     "kernel_unshifted_exp": (
         "the exponential is taken of x / t itself, without subtracting the row's maximum",
-        "kernel", KERNEL,
-        _SUM + "    y[r] = static_cast<T>(n == 0 ? top : t * (top + std::log(sum)));\n",
-        "    for (int64_t j = 0; j < n; ++j) sum += w[j] * std::exp(xr[j] / t);\n"
+        "kernel", KERNEL, _SUM + _Y,
+        "    for (int64_t j = 0; j < n; ++j) sum += w[j] * std::exp(row[j] / t);\n"
         "    y[r] = static_cast<T>(n == 0 ? top : t * std::log(sum));\n"),
     "kernel_ignores_t": (
-        "the temperature attribute is never used: every row is computed with t = 1",
+        "the temperature is never used: every row is a plain weighted log-sum-exp (t = 1)",
         "kernel", KERNEL,
-        "void LseRows(const T* x, const T* w, T* y, int64_t rows, int64_t n, double t) {\n",
-        "void LseRows(const T* x, const T* w, T* y, int64_t rows, int64_t n, double) {\n"
-        "  const double t = 1.0;\n"),
-    "kernel_reads_f64_as_f32": (
-        "float64 buffers are read and written as if they held float32 values",
-        "kernel", KERNEL, _F64,
-        "      LseRows(static_cast<const float*>(x.untyped_data()),\n"
-        "              static_cast<const float*>(w.untyped_data()),\n"
-        "              static_cast<float*>(y->untyped_data()), rows, n, t);\n"),
+        "    for (int64_t j = 0; j < n; ++j) top = std::fmax(top, row[j] / t);\n" + "    double sum = 0.0;\n" + _SUM + _Y,
+        "    for (int64_t j = 0; j < n; ++j) top = std::fmax(top, static_cast<double>(row[j]));\n"
+        "    double sum = 0.0;\n"
+        "    for (int64_t j = 0; j < n; ++j) sum += w[j] * std::exp(row[j] - top);\n"
+        "    y[r] = static_cast<T>(n == 0 ? top : top + std::log(sum));\n"),
+    "kernel_last_row_missed": (
+        "the loop over rows stops one row early (r < rows - 1): the last row is never written",
+        "kernel", KERNEL, "for (int64_t r = 0; r < rows; ++r, row += n) {",
+        "for (int64_t r = 0; r < rows - 1; ++r, row += n) {"),
     "kernel_rows_from_first_axis": (
         "the number of rows is taken from x's first axis, as if x always had rank 2",
         "kernel", KERNEL,
-        "  const int64_t rows = static_cast<int64_t>(y->element_count());\n",
-        "  const int64_t rows = dims.size() > 1 ? dims[0] : 1;\n"),
+        "  *rows = static_cast<int64_t>(y.element_count());\n",
+        "  *rows = x.dimensions().size() > 1 ? x.dimensions()[0] : 1;\n"),
     "kernel_w_rank_one_only": (
         "w must have rank 1: the leading unit axes that expand_dims adds are refused",
         "kernel", KERNEL,
-        "  if (static_cast<int64_t>(w.element_count()) != n) {\n",
-        "  if (w.dimensions().size() != 1 || w.dimensions()[0] != n) {\n"),
+        "  if (static_cast<int64_t>(w.element_count()) != *n) {\n",
+        "  if (w.dimensions().size() != 1 || w.dimensions()[0] != *n) {\n"),
     "kernel_no_size_check": (
         "the handler never checks that w holds n weights: a wrong w is read past its end or "
         "in part",
         "kernel", KERNEL, _W_CHECK, ""),
     "kernel_float_result": (
         "each row's result is kept in a float before it is stored, losing float64's digits",
-        "kernel", KERNEL,
-        "    y[r] = static_cast<T>(n == 0 ? top : t * (top + std::log(sum)));\n",
+        "kernel", KERNEL, _Y,
         "    const float result = n == 0 ? top : t * (top + std::log(sum));\n"
         "    y[r] = static_cast<T>(result);\n"),
-    "ffi_result_float32": (
-        "the result is declared float32 whatever x's dtype",
-        "ffi_call", FFI, "jax.ShapeDtypeStruct(x.shape[:-1], x.dtype)",
-        "jax.ShapeDtypeStruct(x.shape[:-1], jnp.float32)"),
+    "ffi_always_float32": (
+        "the kernel always runs in float32, float64 included",
+        "ffi_call", FFI,
+        "    kernel_dtype = jnp.float64 if result_dtype == jnp.float64 else jnp.float32\n",
+        "    kernel_dtype = jnp.float32\n"),
+    "ffi_narrow_to_kernel": (
+        "float16 and bfloat16 arrays are handed to the kernel, which takes float32 and float64 only",
+        "ffi_call", FFI,
+        "    kernel_dtype = jnp.float64 if result_dtype == jnp.float64 else jnp.float32\n",
+        "    kernel_dtype = result_dtype\n"),
+    "ffi_not_cast_back": (
+        "the result keeps the kernel's dtype: float32 where x and w were bfloat16",
+        "ffi_call", FFI, "    return y.astype(result_dtype)\n", "    return y\n"),
+    "ffi_dtype_of_x": (
+        "the dtype is x's alone: a wider w is rounded to x's dtype instead of promoting",
+        "ffi_call", FFI,
+        "    result_dtype = jnp.promote_types(x_dtype, w_dtype)\n",
+        "    result_dtype = x_dtype\n"),
+    "ffi_no_int_check": (
+        "integer and boolean arrays are converted silently instead of raising a TypeError",
+        "ffi_call", FFI,
+        "    if not (jnp.issubdtype(x_dtype, jnp.floating) and jnp.issubdtype(w_dtype, jnp.floating)):\n"
+        "        raise TypeError(f\"lse_ffi takes floating-point x and w, not {x_dtype} and {w_dtype}\")\n",
+        ""),
     "ffi_t_python_float": (
         "t is passed as a Python float, a float64 attribute the handler does not bind",
-        "ffi_call", FFI, "return call(x, w, t=np.float32(t))", "return call(x, w, t=t)"),
+        "ffi_call", FFI, "(x, w, t=np.float32(t))", "(x, w, t=t)"),
     "ffi_jnp_instead_of_kernel": (
         "lse_ffi computes the value in jax.numpy and never calls the kernel",
-        "ffi_call", FFI, "    return call(x, w, t=np.float32(t))\n",
-        "    return t * jax.nn.logsumexp(x / t, axis=-1, b=jnp.reshape(w, (-1,)))\n"),
+        "ffi_call", FFI, _FFI_CALL,
+        "    y = t * jax.nn.logsumexp(x / t, axis=-1, b=jnp.reshape(w, (-1,)))\n"),
     "ffi_fixed_vmap_method": (
         "vmap_method is not passed on: every call is made sequential",
         "ffi_call", FFI, "vmap_method=vmap_method)", 'vmap_method="sequential")'),
     "ffi_result_keeps_last_axis": (
         "the result is declared with x's whole shape instead of dropping the last axis",
-        "ffi_call", FFI, "jax.ShapeDtypeStruct(x.shape[:-1], x.dtype)",
-        "jax.ShapeDtypeStruct(x.shape, x.dtype)"),
+        "ffi_call", FFI, "jax.ShapeDtypeStruct(x.shape[:-1], kernel_dtype)",
+        "jax.ShapeDtypeStruct(x.shape, kernel_dtype)"),
     "vmap_sequential": (
         "the batch is handed to ffi_call's sequential method: a loop of kernel calls",
         "vmap", VMAP, "    return _batchable(float(t))(x, w)\n",
@@ -142,13 +161,23 @@ EDITS = {
         "        return call(x, w, t=t)\n"),
 }
 
+# Wrong solutions whose kernel aborts the process (a failed assertion in the FFI headers), which
+# only the real, sandboxed command survives: tests/assignments/test_ps5_sandbox.py grades them.
+CRASH_EDITS = {
+    "kernel_no_dtype_check": (
+        "the dtypes of w and y are never compared with x's: a float64 w is read as float32",
+        "kernel", KERNEL,
+        "  if (w.element_type() != x.element_type() || y.element_type() != x.element_type()) {\n"
+        "    return ffi::Error::InvalidArgument(\"lse: x, w and y differ in dtype\");\n  }\n", ""),
+}
+
 GPU_EDITS = {
     "cuda_race_in_reduction": (
         "the tree reduction reads partial sums without __syncthreads() between its steps",
         "cuda", CUDA,
-        "    if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];\n"
+        "    if (lane < half) shared[lane] += shared[lane + half];\n"
         "    __syncthreads();\n",
-        "    if (threadIdx.x < s) part[threadIdx.x] += part[threadIdx.x + s];\n"),
+        "    if (lane < half) shared[lane] += shared[lane + half];\n"),
 }
 
 
@@ -178,6 +207,7 @@ def _apply(edits: dict) -> dict[str, tuple[str, dict[str, str]]]:
 MUTANTS = _apply(EDITS)
 TASK = {name: edit[2] for name, edit in EDITS.items()}
 GPU_MUTANTS = _apply(GPU_EDITS)
+CRASH_MUTANTS = _apply(CRASH_EDITS)
 DEMO = ("kernel_drops_odd_tail", "vmap_sequential", "grad_forgets_w_term")
 PARTIAL = ("kernel", "ffi_call")
 
@@ -186,12 +216,12 @@ _ALTERNATIVE_EDITS = {
     "kernel_one_pass": (
         "kernel",
         "    double top = -std::numeric_limits<double>::infinity();\n"
-        "    for (int64_t j = 0; j < n; ++j) top = std::fmax(top, xr[j] / t);\n"
+        "    for (int64_t j = 0; j < n; ++j) top = std::fmax(top, row[j] / t);\n"
         "    double sum = 0.0;\n" + _SUM,
         # One pass with a running maximum: the sum is rescaled whenever the maximum grows.
         "    double top = -INFINITY, sum = 0.0;\n"
         "    for (int64_t j = 0; j < n; ++j) {\n"
-        "      const double v = xr[j] / t;\n"
+        "      const double v = row[j] / t;\n"
         "      if (v > top) {\n"
         "        sum = sum * std::exp(top - v) + w[j];\n"
         "        top = v;\n"

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import Literal
 
-from jaxcourse.kernels.build import KernelBuildError, compile_library
+from jaxcourse.kernels.build import KernelBuildError, compile_library, ptx
 
 CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "custom_jvp_call",
                    "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_vmap_call", "remat",
@@ -253,6 +253,21 @@ def probe_ffi_call(ns, inputs):
     return report
 
 
+def probe_ffi_ints(ns, inputs):
+    """For each call with an integer or boolean array: the name of what staging it raised, or
+    'returned'. Staging runs no kernel."""
+    f = own(ns, "lse_ffi")
+    found = []
+    for case in inputs["cases"]:
+        x, w = _array(case["x"]), _array(case["w"])
+        try:
+            jax.make_jaxpr(lambda x, w: f(x, w, inputs["t"]))(x, w)
+            found.append("returned")
+        except Exception as err:  # noqa: BLE001 - the name of any error is the answer
+            found.append(type(err).__name__)
+    return found
+
+
 # --- ps5.vmap --------------------------------------------------------------------------------
 def probe_vmap(ns, inputs):
     with _GraderFfi(ns) as pinned:
@@ -318,8 +333,20 @@ def probe_cuda_compiles(ns, inputs):
             _compiled[key] = {"compiled": True, "message": "",
                               "symbols": sorted(s for s in symbols if "Lse" in s)[:20],
                               # nvcc gives each __global__ function a host-side launch stub
-                              "kernels": every.count("__device_stub__")}
+                              "kernels": every.count("__device_stub__"),
+                              "writers": _kernels_that_store(source, inputs["timeout_s"])}
     return _compiled[key]
+
+
+def _kernels_that_store(source: str, timeout_s: float) -> list[str]:
+    """The __global__ functions whose device code stores to global memory (``st.global`` in
+    their PTX): a kernel that stores nothing never writes its result."""
+    try:
+        text = ptx(source, timeout_s=timeout_s)
+    except KernelBuildError:
+        return []
+    parts = re.split(r"\.entry\s+", text)[1:]
+    return sorted(part.split("(")[0].strip() for part in parts if "st.global" in part)[:20]
 
 
 def probe_cuda_lowering(ns, inputs):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from string import Template
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from autograder.assignments.ps5_kernels import checks
@@ -98,22 +99,48 @@ def kernel_calls(closed):
 """
 
 FFI = Template("""\
+cases = [  # x, w, t, and y from a correct solution (its dtype: promote_types of x's and w's)
+$cases]
+for x, w, t, want in cases:
+    closed = jax.make_jaxpr(lambda x, w: lse_ffi(x, w, t))(x, w)
+    assert kernel_calls(closed) == (1, 0), "lse_ffi must make exactly one ffi_call of the kernel"
+    y = jax.jit(lambda x, w: lse_ffi(x, w, t))(x, w)
+    print(f"x {x.dtype}, w {w.dtype}: your code gives {y.dtype}, a correct solution {want.dtype}")
+    print("  your code:         ", np.asarray(y, np.float64))
+    print("  a correct solution:", np.asarray(want, np.float64))
+    assert y.dtype == want.dtype and y.shape == want.shape
+    want64 = np.asarray(want, np.float64)
+    tol = {"float16": 1e-3, "bfloat16": 8e-3, "float32": 2e-4}.get(str(want.dtype), 1e-10)
+    np.testing.assert_allclose(np.asarray(y, np.float64), want64, rtol=tol,
+                               atol=tol * max(1.0, np.max(np.abs(want64), initial=0)))
+""")
+
+FFI_METHOD = Template("""\
 x = $x
 w = $w
-t = $t
-want = $want
-closed = jax.make_jaxpr(lambda x, w: lse_ffi(x, w, t))(x, w)
-print(closed)
-assert kernel_calls(closed) == (1, 0), "lse_ffi must make exactly one ffi_call of the kernel"
-y = np.asarray(jax.jit(lambda x, w: lse_ffi(x, w, t))(x, w))
-print("your code:         ", y)
-print("a correct solution:", want)
-assert y.dtype == want.dtype and y.shape == want.shape
-np.testing.assert_allclose(y, want, $tolerance)
 for method in ("expand_dims", "broadcast_all", "sequential"):
-    staged = jax.make_jaxpr(lambda x, w: lse_ffi(x, w, t, vmap_method=method))(x, w)
+    staged = jax.make_jaxpr(lambda x, w: lse_ffi(x, w, 1.0, vmap_method=method))(x, w)
     got = [e.params["vmap_method"] for e in staged.eqns if e.primitive.name == "ffi_call"]
+    print(f"vmap_method={method!r}: your code passes {got}, a correct solution {[method]}")
     assert got == [method], f"vmap_method={method!r} reaches ffi_call as {got}"
+""")
+
+FFI_INTS = Template("""\
+x = $x
+cases = [  # a correct lse_ffi raises a TypeError for each
+    ("int32 x and w", x.astype(np.int32), np.ones(x.shape[-1], np.int32)),
+    ("an int8 w", x.astype(np.float32), np.ones(x.shape[-1], np.int8)),
+    ("an int64 x", x.astype(np.int64), np.ones(x.shape[-1])),
+    ("a bool w", x.astype(np.float32), np.ones(x.shape[-1], bool)),
+]
+for what, xs, ws in cases:
+    try:
+        jax.make_jaxpr(lambda x, w: lse_ffi(x, w, 1.0))(xs, ws)
+    except TypeError as err:
+        print(f"{what}: your code raises a TypeError, as a correct solution does: {err}")
+    else:
+        print(f"{what}: your code raises nothing; a correct solution raises a TypeError")
+        raise AssertionError(f"lse_ffi with {what} raised no TypeError")
 """)
 
 VMAP = Template("""\
@@ -172,6 +199,10 @@ print("your code compiles:", library, "; a correct solution compiles too")
 assert "global__ void" in LSE_CU, "LSE_CU defines no kernel marked global"
 assert "<<<" in LSE_CU, "LseCudaImpl launches no kernel"
 assert "XLA_FFI_DEFINE_HANDLER_SYMBOL(LseCuda," in LSE_CU, "the handler symbol must be LseCuda"
+device_code = ptx(LSE_CU)  # the kernel as nvcc compiles it for the GPU
+print("your kernel stores to global memory:", "st.global" in device_code,
+      "; a correct solution's does (it writes y)")
+assert "st.global" in device_code, "LseRowsKernel stores nothing to global memory: y is not written"
 """
 
 CUDA_LOWERING = Template("""\
@@ -191,8 +222,11 @@ for platform, target in (("cuda", CUDA_TARGET), ("cpu", TARGET)):
 
 
 def reproducer(check_id: str) -> str | None:
-    make = {"ps5.kernel.refuses": _refuses, "ps5.ffi_call.values": _ffi,
-            "ps5.ffi_call.vmap_method": _ffi, "ps5.vmap.x": _vmap, "ps5.vmap.w": _vmap,
+    make = {"ps5.kernel.refuses": _refuses, "ps5.ffi_call.float32": _ffi,
+            "ps5.ffi_call.float64": _ffi, "ps5.ffi_call.narrow": _ffi, "ps5.ffi_call.w_wider": _ffi,
+            "ps5.ffi_call.x_wider": _ffi,
+            "ps5.ffi_call.ints": _ffi_ints, "ps5.ffi_call.vmap_method": _ffi_method,
+            "ps5.vmap.x": _vmap, "ps5.vmap.w": _vmap,
             "ps5.vmap.nested": _vmap, "ps5.grad.grad": _grad, "ps5.grad.jit": _grad,
             "ps5.grad.jvp": _jvp, "ps5.cuda.compiles": _cuda_compiles,
             "ps5.cuda.lowering": _cuda_lowering}.get(check_id)
@@ -236,12 +270,37 @@ def _refuses(check_id: str) -> str:
     return REFUSES.substitute(x=literal(_draw(public_rng(check_id), (3, 4))))
 
 
+FFI_CASES = {  # (x's shape, x's dtype, w's dtype, t)
+    "ps5.ffi_call.float32": [((2, 5), "float32", "float32", 0.8), ((3,), "float32", "float32", 2.0)],
+    "ps5.ffi_call.float64": [((2, 3, 5), "float64", "float64", 0.8)],
+    "ps5.ffi_call.narrow": [((2, 5), "bfloat16", "bfloat16", 1.5),
+                            ((3, 3), "float16", "float16", 0.7)],
+    "ps5.ffi_call.w_wider": [((2, 5), "float32", "float64", 0.8), ((3, 3), "bfloat16", "float32", 1.2),
+                             ((2, 4), "float16", "float64", 0.5)],
+    "ps5.ffi_call.x_wider": [((2, 5), "float64", "float32", 0.8), ((3, 3), "float32", "bfloat16", 1.2),
+                             ((2, 4), "float64", "float16", 0.5)],
+}
+
+
 def _ffi(check_id: str) -> str:
     rng = public_rng(check_id)
-    x, w, t = _draw(rng, (2, 3, 5)), _weights(rng, 5), checks._t(0.8)  # float64: the dtype
-    return COUNT + FFI.substitute(x=literal(x), w=literal(w), t=repr(t),  # must be x's own
-                                  want=literal(_want(x, w, t)),
-                                  tolerance=TOLERANCE["float64"])
+    rows = []
+    for shape, x_dtype, w_dtype, t in FFI_CASES[check_id]:
+        x = _draw(rng, shape).astype(jnp.dtype(x_dtype))
+        w = _weights(rng, shape[-1]).astype(jnp.dtype(w_dtype))
+        want = checks.expect_ffi({"x": x, "w": w, "t": checks._t(t)})["value"]
+        rows.append(f"    ({literal(x)},\n     {literal(w)}, {checks._t(t)!r},\n     "
+                    f"{literal(want)}),\n")
+    return COUNT + FFI.substitute(cases="".join(rows))
+
+
+def _ffi_method(check_id: str) -> str:
+    rng = public_rng(check_id)
+    return FFI_METHOD.substitute(x=literal(_draw(rng, (2, 3))), w=literal(_weights(rng, 3)))
+
+
+def _ffi_ints(check_id: str) -> str:
+    return FFI_INTS.substitute(x=literal(_draw(public_rng(check_id), (2, 3))))
 
 
 VMAP_CASES = {  # (x's unbatched shape, [(x_axis, w_axis, size), ...] from the outer vmap in)
