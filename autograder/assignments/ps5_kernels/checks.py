@@ -48,7 +48,8 @@ def _t(value: float) -> float:
 
 # --- input makers ----------------------------------------------------------------------------
 def _shape(rng, rank: int, *, odd: bool = False, empty: bool = False) -> list[int]:
-    sizes = rng.integers(1, 8, size=rank) * (2 if not odd else 1) + (1 if odd else 0)
+    # odd: 1, 3, 5 or 7 (every axis, the last one included); otherwise 2, 4, 6 or 8
+    sizes = rng.integers(0, 4, size=rank) * 2 + 1 if odd else rng.integers(1, 5, size=rank) * 2
     shape = [int(s) for s in sizes]
     if empty:
         shape[int(rng.integers(rank))] = 0
