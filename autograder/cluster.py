@@ -41,6 +41,7 @@ from autograder.normalise import NotebookError
 # per process.
 _LOCK = threading.Lock()
 _GPU = "GPU"
+CONNECT_TIMEOUT = "20s"  # how long the client tries to reach the scheduler
 
 
 class _Slot:
@@ -100,7 +101,7 @@ def run_on_dask(config: runner.Config, jobs: list, address: str, *, gpu_checks: 
     from autograder.grading import UsageError
 
     try:
-        client = Client(address, timeout="20s")
+        client = Client(address, timeout=CONNECT_TIMEOUT)
     except (OSError, TimeoutError) as err:
         raise UsageError(f"no Dask scheduler answered at {address} ({err})") from None
     try:
