@@ -4,8 +4,9 @@ them: in a fresh kernel after the notebook's own cells (tests/reproducer_kernel.
 - every check that runs without a GPU has a snippet that passes the cell policy, the same text
   every time;
 - after the reference solution, and after each correct alternative, every snippet runs to the end;
-- after a wrong solution (the demo class's wrong students, the partial and the untouched notebook,
-  and one further mutant of each task), the snippet of each check it fails when graded raises.
+- after a wrong solution (one mutant of each task; tests/test_demo_reproducers.py does the same
+  for the demo class's wrong, partial and untouched notebooks), the snippet of each check it
+  fails when graded raises.
 
 Kernels are compiled once per source for the whole session (JAXCOURSE_KERNEL_CACHE, set in
 tests/conftest.py), which the notebooks' kernels inherit.
@@ -25,13 +26,10 @@ pytestmark = pytest.mark.timeout(1800)
 
 NAME = "ps5_kernels"
 CHECKS = [check for check in checks.CHECKS if not check.needs_gpu]
-DEMO = classroom.demo_submissions(NAME, root=ROOT)
 FURTHER = ("kernel_ignores_t", "ffi_narrow_to_kernel", "vmap_shift_without_t",
            "grad_exp_without_t", "cuda_cpu_only")
-WRONG = {
-    **{student: nb for student, nb in DEMO.items() if student not in ("full", "broken")},
-    **{name: classroom.mutant_submission(NAME, name, root=ROOT) for name in FURTHER},
-}
+# The demo class's wrong students are tests/test_demo_reproducers.py's; these are the others.
+WRONG = {name: classroom.mutant_submission(NAME, name, root=ROOT) for name in FURTHER}
 
 
 @pytest.fixture(scope="module")
