@@ -409,6 +409,9 @@ def _harness(chan: Channel, job: dict, isolation: list[str]) -> None:
     if job.get("allowed_imports") is not None:  # the cells were checked and rewritten
         cellguard.install(shell.user_ns, tuple(job["allowed_imports"]))
     probes = sys.modules[job["probes"]]
+    prepare = getattr(probes, "prepare_process", None)
+    if prepare is not None:  # what an assignment's probes need of the process, before any cell
+        prepare()
     guard = Guard(tuple(job["own_primitives"]), extra_modules=(job["probes"],))
     # Bound now: what the cells do to the Guard class, this module or jax.config cannot reach
     # these (the closures themselves are only reachable through the heap or frames, which the

@@ -12,20 +12,39 @@ Compiler errors come back as :class:`KernelBuildError`, whose message is the com
 output (trimmed); the compiler runs with a time limit and the source with a size limit. Where the
 environment variable ``JAXCOURSE_KERNEL_CACHE`` names a folder (the test suite sets it; the
 grader's sandbox clears the environment), a source already compiled there is not compiled again.
+
+After :func:`isolate_kernels` (the grader calls it in each student's process, before the first
+cell), no library is loaded into this process any more: :func:`cpu_kernel` and
+:func:`cuda_kernel` compile and check the exported symbol, and the kernel runs only through
+:func:`run_isolated`, in a fresh interpreter of its own (``jaxcourse.kernels.isolated``) that
+inherits no descriptor, no environment and none of this process's memory. So native code never
+shares a process with anything the grader keeps in the student's process (the channel's key,
+the probes), and a kernel that crashes, hangs or scribbles over its memory ends only that
+interpreter, which the next call replaces.
 """
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import hashlib
+import io
 import os
 import re
+import select
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 import jax
+import numpy as np
+
+from jaxcourse.kernels import isolated
+from jaxcourse.kernels.isolated import HEADER, frame, read_frame
 
 MAX_SOURCE_BYTES = 100_000
 MAX_MESSAGE_CHARS = 4_000
@@ -34,10 +53,60 @@ _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _registered: dict[tuple[str, str], str] = {}
 _libraries: list[ctypes.CDLL] = []  # kept alive: XLA calls into them
 _built: dict[str, Path] = {}  # (compiler, source) digest -> the library this process built
+_ISOLATED = False  # set once by isolate_kernels(); nothing sets it back
+_isolated_targets: dict[str, tuple[str, str, str]] = {}  # target -> (library, symbol, platform)
+_children: dict[str, _Child] = {}
+START_TIMEOUT_S = 60.0  # a fresh interpreter importing JAX, on a loaded machine
+CALL_TIMEOUT_S = 10.0  # one call on a grader's small arrays; longer means it never returns
+MAX_CHILDREN = 2
+# The child is a fresh interpreter (-I: no environment, no user site, not the current folder)
+# running the text of jaxcourse/kernels/isolated.py, read now: the grader's sandbox hides the
+# course's files from the student's process, which imported this module before they were hidden.
+_CHILD = Path(isolated.__file__).read_text()
 
 
 class KernelBuildError(RuntimeError):
     """The source did not compile (the message is the compiler's output) or could not load."""
+
+
+class KernelRunError(RuntimeError):
+    """The kernel's own process crashed, did not answer in time, or answered nonsense."""
+
+
+class KernelCallError(RuntimeError):
+    """The call raised in the kernel's process (an ``ffi::Error`` the kernel returned, say);
+    ``kind`` is the name of the exception raised there."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+
+
+def isolate_kernels() -> None:
+    """From now on, load no kernel library into this process (see the module's docstring).
+    There is no way back: a student's cell may call this too, and gains nothing by it."""
+    global _ISOLATED
+    _ISOLATED = True
+
+
+def kernels_isolated() -> bool:
+    """Whether :func:`isolate_kernels` was called in this process."""
+    return _ISOLATED
+
+
+def _exported(library: Path) -> set[str]:
+    nm = shutil.which("nm") or "nm"
+    listed = subprocess.run([nm, "-D", "--defined-only", str(library)], capture_output=True,
+                            text=True, timeout=60, check=False)
+    return set(re.findall(r"\s[TWi]\s+(\w+)$", listed.stdout, flags=re.MULTILINE))
+
+
+def _record(target: str, library: Path, symbol: str, platform: str) -> str:
+    if symbol not in _exported(library):
+        raise KernelBuildError(f"the library has no symbol {symbol!r}: define it with "
+                               "XLA_FFI_DEFINE_HANDLER_SYMBOL")
+    _isolated_targets[target] = (str(library), symbol, platform)
+    return target
 
 
 def nvcc_path() -> str | None:
@@ -152,6 +221,8 @@ def cpu_kernel(source: str, *, symbol: str, prefix: str = "kernel") -> str:
     if not isinstance(prefix, str) or not _SYMBOL.fullmatch(prefix):
         raise ValueError(f"prefix must be a C identifier, not {prefix!r}")
     digest = hashlib.sha256(source.encode() if isinstance(source, str) else b"").hexdigest()[:12]
+    if _ISOLATED:
+        return _record(f"{prefix}_{digest}", compile_library(source, name=prefix), symbol, "cpu")
     key = (digest, symbol)
     if key in _registered:
         return _registered[key]
@@ -179,6 +250,9 @@ def cuda_kernel(source: str, *, symbol: str, prefix: str = "kernel") -> str:
         return _registered[key]
     if not any(device.platform == "gpu" for device in jax.devices()):
         return target
+    if _ISOLATED:
+        return _record(target, compile_library(source, compiler="nvcc", name=prefix), symbol,
+                       "CUDA")
     library = ctypes.cdll.LoadLibrary(str(compile_library(source, compiler="nvcc",
                                                           name=prefix)))
     jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(library, symbol)),
@@ -186,3 +260,157 @@ def cuda_kernel(source: str, *, symbol: str, prefix: str = "kernel") -> str:
     _libraries.append(library)
     _registered[key] = target
     return target
+
+
+# --- running a kernel in a process of its own ----------------------------------------------
+def run_isolated(target: str, operands, result: jax.ShapeDtypeStruct, attributes: dict, *,
+                 repeats: int = 0, timeout_s: float = CALL_TIMEOUT_S
+                 ) -> tuple[np.ndarray, float | None]:
+    """``jax.jit(jax.ffi.ffi_call(target, result))(*operands, **attributes)`` computed in the
+    kernel's own process (started on first use, replaced after a crash or a hang); the value and,
+    where ``repeats`` > 0, the best of that many timed calls in seconds. ``attributes`` hold NumPy
+    scalars. A call the kernel refused raises :class:`KernelCallError`; a crash, a hang or a
+    malformed answer :class:`KernelRunError`."""
+    if target not in _isolated_targets:
+        raise KernelRunError(f"no kernel library was built for {target!r} in this process")
+    operands = [np.ascontiguousarray(o) for o in operands]
+    header = {"dtypes": [o.dtype.name for o in operands], "shapes": [list(o.shape) for o in operands],
+              "result": [list(result.shape), np.dtype(result.dtype).name],
+              "attributes": {k: [np.asarray(v).dtype.name, np.asarray(v).item()]
+                             for k, v in attributes.items()},
+              "repeats": int(repeats)}
+    child = _children.get(target) or _Child.start(target, *_isolated_targets[target])
+    try:
+        reply, buffers = child.ask(frame(header, [o.tobytes() for o in operands]),
+                                   timeout_s + 10.0 * repeats, result)
+    except KernelRunError:
+        child.stop()
+        raise
+    if not reply.get("ok"):
+        raise KernelCallError(str(reply.get("error"))[:100], str(reply.get("message"))[:2000])
+    dtype = np.dtype(result.dtype)
+    if reply.get("dtype") != dtype.name or reply.get("shape") != list(result.shape):
+        child.stop()
+        raise KernelRunError("the kernel's process answered with a value of another shape")
+    value = np.frombuffer(buffers[0], dtype=dtype).reshape(result.shape).copy()
+    seconds = reply.get("seconds")
+    return value, (float(seconds) if isinstance(seconds, (int, float)) else None)
+
+
+class _Child:
+    def __init__(self, target: str, process: subprocess.Popen, errors):
+        self.target, self.process, self.errors = target, process, errors
+
+    @classmethod
+    def start(cls, target: str, library: str, symbol: str, platform: str) -> _Child:
+        while len(_children) >= MAX_CHILDREN:
+            next(iter(_children.values())).stop()
+        env = {"JAX_PLATFORMS": "cuda" if platform == "CUDA" else "cpu"}
+        errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop(); what it printed
+        process = subprocess.Popen(
+            [sys.executable, "-I", "-c", _CHILD, library, symbol, target, platform], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=env,
+            close_fds=True)
+        os.set_blocking(process.stdin.fileno(), False)
+        child = cls(target, process, errors)
+        _children[target] = child
+        try:
+            child.ask(b"", START_TIMEOUT_S, None)
+        except KernelRunError as err:
+            child.stop()
+            raise KernelRunError(f"the kernel's library did not load: {err}") from None
+        return child
+
+    def ask(self, request: bytes, timeout_s: float, result) -> tuple[dict, list[bytes]]:
+        deadline = time.monotonic() + timeout_s
+        out, inp = self.process.stdout.fileno(), self.process.stdin.fileno()
+        sent = 0
+        while sent < len(request):
+            _wait(inp, deadline, timeout_s, write=True, child=self)
+            try:
+                sent += os.write(inp, request[sent:sent + (1 << 20)])
+            except BrokenPipeError:
+                raise KernelRunError(self._ended()) from None
+        limit = 1 << 16
+        if result is not None:
+            limit += int(np.prod(result.shape)) * np.dtype(result.dtype).itemsize
+        head = _read(out, HEADER.size, deadline, timeout_s, self)
+        (size,) = HEADER.unpack(head)
+        if size > limit:
+            raise KernelRunError("the kernel's process answered with more than was asked")
+        body = _read(out, size, deadline, timeout_s, self)
+        try:
+            parsed = read_frame(io.BytesIO(head + body))
+        except (ValueError, TypeError, AttributeError):  # UnicodeDecodeError is a ValueError
+            parsed = None
+        if parsed is None or not isinstance(parsed[0], dict):
+            raise KernelRunError("the kernel's process answered with something that is not a "
+                                 "reply (did the kernel write to its standard output?)")
+        return parsed
+
+    def _ended(self) -> str:
+        try:
+            code = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return "the kernel's process stopped answering"
+        if code < 0:
+            try:
+                how = f"was ended by {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"was ended by signal {-code}"
+        else:
+            how = f"exited with status {code}"
+        return f"the kernel's process {how}{self._printed()}"
+
+    def _printed(self) -> str:
+        """The end of what the process printed (an assertion's message, say), if anything."""
+        try:
+            self.errors.seek(0, os.SEEK_END)
+            size = self.errors.tell()
+            self.errors.seek(max(0, size - 1500))
+            text = self.errors.read().decode("utf-8", "replace").strip()
+        except (OSError, ValueError):
+            return ""
+        return f"; it printed:\n{text}" if text else ""
+
+    def stop(self) -> None:
+        _children.pop(self.target, None)
+        if self.process.poll() is None:
+            self.process.kill()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.process.stdin, self.process.stdout, self.errors):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+
+def _wait(fd: int, deadline: float, timeout_s: float, *, write: bool, child: _Child) -> None:
+    left = max(deadline - time.monotonic(), 0.0)
+    ready = (select.select([], [fd], [], left)[1] if write
+             else select.select([fd], [], [], left)[0])
+    if not ready:
+        if child.process.poll() is not None:
+            raise KernelRunError(child._ended())
+        raise KernelRunError(f"the kernel's process did not answer within {timeout_s:g} s "
+                             "(a kernel that never returns?)")
+
+
+def _read(fd: int, n: int, deadline: float, timeout_s: float, child: _Child) -> bytes:
+    chunks = []
+    while n:
+        _wait(fd, deadline, timeout_s, write=False, child=child)
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            raise KernelRunError(child._ended())
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+@atexit.register
+def _stop_children() -> None:
+    for child in list(_children.values()):
+        child.stop()

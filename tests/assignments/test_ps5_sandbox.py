@@ -2,7 +2,11 @@
 
 A class of one honest student (the reference) and students whose kernel is native code that
 attacks the grader: it reads the grader's files and writes outside its sandbox, forks until it
-cannot, writes far out of bounds, or never returns; the rest of their notebook is the reference.
+cannot, writes far out of bounds, never returns, aborts as soon as its library is loaded, or tries
+to open the memory of the process that loaded it; the rest of their notebook is the reference.
+The kernel runs in a process of its own (jaxcourse.kernels.build.run_isolated), never in the one
+that runs the notebook and holds the channel's key: a library that ended the process that loads
+it would otherwise cost every task.
 Each attacking kernel earns nothing, and costs its student only the kernel's points: the other
 tasks, whose checks never run the kernel, keep theirs. A wrong kernel that aborts its process (a
 failed assertion in the FFI headers) loses points on the kernel's checks only. The honest student, graded in the same
@@ -60,6 +64,33 @@ HOSTILE = {
 }
 
 
+# Native code at file scope, the reference kernel otherwise: it runs as the library loads, before
+# any call. Loaded in the notebook's process, it would end the process in the kernel's cell, and
+# every task would lose its points; loaded in a process of its own, it costs the kernel's checks.
+LOADED = {
+    "runs_when_loaded": """
+__attribute__((constructor)) static void Attack() { std::abort(); }
+""",
+    # Honest if it can open the memory of the process that loaded it, which it could then search
+    # for the channel's key; it cannot, so it ends its own process.
+    "reads_the_process_that_loads_it": """
+__attribute__((constructor)) static void Attack() {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/mem", static_cast<int>(getppid()));
+  if (FILE* f = std::fopen(path, "rb")) { std::fclose(f); return; }
+  std::abort();
+}
+""",
+}
+
+
+def _loaded_attack(code: str) -> str:
+    cell = mutants.reference_cells()["kernel"]
+    includes = "#include <cstdio>\n#include <cstdlib>\n#include <unistd.h>\n"
+    anchor = '#include "xla/ffi/api/ffi.h"\n'
+    return cell.replace(anchor, includes + anchor + code, 1)
+
+
 def _hostile_kernel(body: str) -> str:
     cell = mutants.reference_cells()["kernel"]
     start = cell.index("ffi::Error LseCheck(")
@@ -80,6 +111,10 @@ def graded(tmp_path_factory):
     for name, body in HOSTILE.items():
         students[name] = make_submission(
             NAME, {**solution_sources(NAME, root=ROOT), "kernel": _hostile_kernel(body)},
+            root=ROOT)
+    for name, code in LOADED.items():
+        students[name] = make_submission(
+            NAME, {**solution_sources(NAME, root=ROOT), "kernel": _loaded_attack(code)},
             root=ROOT)
     for name, (_, fills) in mutants.CRASH_MUTANTS.items():
         students[name] = make_submission(
@@ -108,7 +143,7 @@ def test_the_honest_student_earns_every_point(graded):
     assert float(rows["honest"]["score"]) == TOTAL_HERE
 
 
-@pytest.mark.parametrize("student", sorted(HOSTILE))
+@pytest.mark.parametrize("student", sorted(HOSTILE) + sorted(LOADED))
 def test_hostile_native_code_earns_nothing_and_costs_only_its_own_checks(graded, student):
     rows, results = graded
     kernel_points = sum(c.points for c in checks.CHECKS if c.task == checks.KERNEL)

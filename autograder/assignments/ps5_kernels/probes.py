@@ -2,7 +2,8 @@
 Never compare anything (the grader does).
 
 The kernel is probed alone, through the grader's own ``ffi_call`` of the target the notebook
-built. The Python glue is probed without running any kernel: the probe stages the student's
+built; in the grader's sandbox (``prepare_process``) that call runs in a process of its own, where
+the kernel's native code shares memory with nothing of the grader's. The Python glue is probed without running any kernel: the probe stages the student's
 function into a jaxpr and evaluates it itself, computing each ``ffi_call`` of the notebook's
 target with NumPy after checking what the call declares (result shape and dtype, the attribute's
 type, operand shapes). So ``lse_ffi``, the batching rule and the derivative are each graded on
@@ -24,7 +25,15 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import Literal
 
-from jaxcourse.kernels.build import KernelBuildError, compile_library, ptx
+from jaxcourse.kernels.build import (
+    KernelBuildError,
+    KernelCallError,
+    compile_library,
+    isolate_kernels,
+    kernels_isolated,
+    ptx,
+    run_isolated,
+)
 
 CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "custom_jvp_call",
                    "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_vmap_call", "remat",
@@ -56,26 +65,53 @@ def _array(value) -> np.ndarray:
     return np.asarray(value)
 
 
+def prepare_process():
+    """Called by the grader in the student's process before the first cell: the kernels the
+    notebook builds are compiled but never loaded here; the probes below run them each in a
+    process of their own (jaxcourse.kernels.build.run_isolated), which holds nothing of the
+    grader's. (Unsandboxed, in-process grading leaves them loaded where the notebook runs.)"""
+    isolate_kernels()
+
+
 # --- the kernel, through the grader's own call -----------------------------------------------
+def _kernel(target: str, x, w, t, *, platform: str = "cpu", repeats: int = 0):
+    """The kernel's ``y`` for x, w and t through the grader's own ffi_call, and the best time of
+    ``repeats`` more calls (None for none)."""
+    result = jax.ShapeDtypeStruct(x.shape[:-1], x.dtype)
+    if kernels_isolated():
+        return run_isolated(target, [x, w], result, {"t": np.float32(t)}, repeats=repeats)
+    call = jax.ffi.ffi_call(target, result)
+    run = jax.jit(lambda x, w: call(x, w, t=np.float32(t)))
+    device = jax.devices(platform)[0]
+    x, w = jax.device_put(x, device), jax.device_put(w, device)
+    value, best = np.asarray(run(x, w)), None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run(x, w).block_until_ready()
+        best = min(best or float("inf"), time.perf_counter() - start)
+    return value, best
+
+
 def probe_kernel(ns, inputs):
-    target = _name(ns, "TARGET")
     x, w = _array(inputs["x"]), _array(inputs["w"])
-    call = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(x.shape[:-1], x.dtype))
-    run = jax.jit(lambda x, w: call(x, w, t=np.float32(inputs["t"])))
-    return np.asarray(run(x, w))
+    return _kernel(_name(ns, "TARGET"), x, w, inputs["t"])[0]
 
 
 def probe_kernel_refuses(ns, inputs):
-    """Each bad call in turn: the name of what it raised, or 'returned'."""
+    """Each bad call in turn: the name of what it raised, or 'returned'. A crash or a hang
+    fails the check (it is raised)."""
     target = _name(ns, "TARGET")
     found = []
     for case in inputs["cases"]:
         x, w = _array(case["x"]), _array(case["w"])
-        call = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(x.shape[:-1], x.dtype))
         try:
-            np.asarray(jax.jit(lambda x, w, c=call, t=case["t"]: c(x, w, t=np.float32(t)))(x, w))
+            _kernel(target, x, w, case["t"])
             found.append("returned")
-        except Exception as err:  # noqa: BLE001 - any error raised through the FFI counts
+        except KernelCallError as err:  # the kernel's process said what the call raised
+            found.append(err.kind)
+        except Exception as err:  # noqa: BLE001 - in process: any error raised through the FFI
+            if kernels_isolated():
+                raise
             found.append(type(err).__name__)
     return found
 
@@ -364,29 +400,25 @@ def probe_cuda_lowering(ns, inputs):
 
 
 def probe_cuda_values(ns, inputs):
-    f = own(ns, "lse_any")
-    gpu = jax.devices("gpu")[0]
-    x = jax.device_put(_array(inputs["x"]), gpu)
-    w = jax.device_put(_array(inputs["w"]), gpu)
-    return np.asarray(jax.jit(lambda x, w: f(x, w, inputs["t"]))(x, w))
+    """The CUDA kernel's y through the grader's own ffi_call on the GPU (lse_any's choice of
+    kernel is ps5.cuda.lowering's)."""
+    x, w = _array(inputs["x"]), _array(inputs["w"])
+    return _kernel(_name(ns, "CUDA_TARGET"), x, w, inputs["t"], platform="gpu")[0]
 
 
 def probe_cuda_speed(ns, inputs):
-    """Best-of-N seconds of the notebook's lse_any and of XLA's own code on the same GPU data."""
-    f = own(ns, "lse_any")
-    t = inputs["t"]
+    """Best-of-N seconds of the CUDA kernel and of XLA's own code for the same operation, each on
+    the GPU (the kernel in its own process where kernels are isolated)."""
+    t, repeats = inputs["t"], int(inputs["repeats"])
+    x, w = _array(inputs["x"]), _array(inputs["w"])
+    _, kernel = _kernel(_name(ns, "CUDA_TARGET"), x, w, t, platform="gpu", repeats=repeats)
     gpu = jax.devices("gpu")[0]
-    x = jax.device_put(_array(inputs["x"]), gpu)
-    w = jax.device_put(_array(inputs["w"]), gpu)
-    kernel = jax.jit(lambda x, w: f(x, w, t))
     xla = jax.jit(lambda x, w: t * jax.nn.logsumexp(x / t, axis=-1, b=w))
-    times = {}
-    for name, fn in (("kernel", kernel), ("xla", xla)):
-        fn(x, w).block_until_ready()
-        best = float("inf")
-        for _ in range(int(inputs["repeats"])):
-            start = time.perf_counter()
-            fn(x, w).block_until_ready()
-            best = min(best, time.perf_counter() - start)
-        times[name] = best
-    return times
+    x, w = jax.device_put(x, gpu), jax.device_put(w, gpu)
+    xla(x, w).block_until_ready()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        xla(x, w).block_until_ready()
+        best = min(best, time.perf_counter() - start)
+    return {"kernel": kernel, "xla": best}
