@@ -425,6 +425,10 @@ def _harness(chan: Channel, job: dict, isolation: list[str]) -> None:
     harness_pid, getpid, exit_now = os.getpid(), os.getpid, os._exit
     chan.send({"hello": "; ".join(isolation)})
     install_tripwire(_trusted_prefixes(probes), TRIPWIRE_BASE, shell.user_ns)
+    # Everything alive now is the grader's and the libraries' and stays alive: the collection
+    # after each probe (below) need only look at what the cells and the probes made, not at JAX's
+    # hundred thousand objects (0.1 ms instead of 100 ms a check).
+    gc.freeze()
     budget = limits["output_chars"]
     for index, source in enumerate(job["cells"]):
         if index in job["skip"]:
