@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import jupytext
+from autograder.assignments import edits
+
 
 SOURCE = Path(__file__).resolve().parents[3] / "solutions" / "ps2_autodidax" / "ps2_autodidax.md"
 
@@ -199,29 +200,12 @@ EDITS = {
 
 def reference_cells() -> dict[str, str]:
     """Each solution cell of the source as a student would have written it."""
-    cells = {}
-    for cell in jupytext.read(SOURCE).cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "code" and meta.get("solution"):
-            lines = [line for line in cell.source.splitlines()
-                     if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")
-                     and "raise NotImplementedError(" not in line]
-            cells[meta["grade_id"]] = "\n".join(lines) + "\n"
-    return cells
+    return edits.reference_cells(SOURCE)
 
 
-def _mutants() -> dict[str, tuple[str, dict[str, str]]]:
-    cells = reference_cells()
-    out = {}
-    for name, (description, grade_id, _, old, new) in EDITS.items():
-        source = cells[grade_id]
-        if source.count(old) != 1:
-            raise ValueError(f"mutant {name}: the edit no longer applies to cell {grade_id}")
-        out[name] = (description, {grade_id: source.replace(old, new)})
-    return out
 
 
-MUTANTS = _mutants()
+MUTANTS = edits.apply_edits(reference_cells(), EDITS)
 TASK = {name: edit[2] for name, edit in EDITS.items()}
 
 # The few wrong students of the demo class, and the cells a partial student has done.

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import jupytext
+from autograder.assignments import edits
+
 
 SOURCE = Path(__file__).resolve().parents[3] / "solutions" / "ps5_kernels" / "ps5_kernels.md"
 
@@ -183,31 +184,15 @@ GPU_EDITS = {
 
 def reference_cells() -> dict[str, str]:
     """Each solution cell of the source as a student would have written it."""
-    cells = {}
-    for cell in jupytext.read(SOURCE).cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "code" and meta.get("solution"):
-            lines = [line for line in cell.source.splitlines()
-                     if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")]
-            cells[meta["grade_id"]] = "\n".join(lines) + "\n"
-    return cells
+    return edits.reference_cells(SOURCE, keep_stub_raise=True)
 
 
-def _apply(edits: dict) -> dict[str, tuple[str, dict[str, str]]]:
-    cells = reference_cells()
-    out = {}
-    for name, (description, grade_id, _, old, new) in edits.items():
-        source = cells[grade_id]
-        if source.count(old) != 1:
-            raise ValueError(f"mutant {name}: the edit no longer applies to cell {grade_id}")
-        out[name] = (description, {grade_id: source.replace(old, new)})
-    return out
 
 
-MUTANTS = _apply(EDITS)
+MUTANTS = edits.apply_edits(reference_cells(), EDITS)
 TASK = {name: edit[2] for name, edit in EDITS.items()}
-GPU_MUTANTS = _apply(GPU_EDITS)
-CRASH_MUTANTS = _apply(CRASH_EDITS)
+GPU_MUTANTS = edits.apply_edits(reference_cells(), GPU_EDITS)
+CRASH_MUTANTS = edits.apply_edits(reference_cells(), CRASH_EDITS)
 DEMO = ("kernel_drops_odd_tail", "vmap_sequential", "grad_forgets_w_term")
 PARTIAL = ("kernel", "ffi_call")
 
