@@ -94,7 +94,14 @@ class ProtocolError(Exception):
     """A frame from the child that the protocol does not allow at that point."""
 
 
+# On a GPU, JAX takes 75% of the device's memory when its client starts: every worker and every
+# student's process would each try to. They allocate what they use instead.
+GPU_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+
+
 def init_worker(config: Config, slots: Any) -> None:
+    for key, value in GPU_ENV.items():
+        os.environ.setdefault(key, value)
     import jax
 
     checks = importlib.import_module(f"{config.package}.{config.assignment}.checks")
@@ -584,6 +591,7 @@ class _Session:
             "allowed_imports": (list(policy.allowed_imports(assignment))
                                 if self.limits.cell_policy else None),
             "limits": limits, "hide": self.config.hide, "keep": self.config.keep,
+            "gpu": _state["has_gpu"], "env": dict(GPU_ENV),
             "notebook_name": self.notebook_name, "notebook_bytes": self.data,
         }
         return _Child(job, self.limits)

@@ -104,7 +104,7 @@ def child_main(sock: socket.socket, secret: bytes, job: dict) -> None:
         os.setsid()
     except OSError:
         pass
-    _join_cgroup(job.pop("cgroup_procs", ()))
+    job["in_cgroup"] = _join_cgroup(job.pop("cgroup_procs", ()))
     _wipe_command_line_and_environment()
     fd = _move_to_high_fd(sock)
     # Inherited descriptors (the fork server's own pipes) are not the student's to write to.
@@ -178,14 +178,17 @@ def _keep(pid: int, fd: int, scratch: Path | None) -> None:
     os._exit(min(code, SIGNAL_BASE - 1))
 
 
-def _join_cgroup(procs_files: Any) -> None:
-    """Move this process (and so everything it forks) into the submission's cgroup(s)."""
+def _join_cgroup(procs_files: Any) -> bool:
+    """Move this process (and so everything it forks) into the submission's cgroup(s); whether
+    it joined them all (none given: False)."""
+    joined = bool(procs_files)
     for path in procs_files:
         try:
             with open(path, "w") as f:
                 f.write(str(os.getpid()))
         except OSError:
-            pass  # the grader checks membership from outside and says so
+            joined = False  # the grader checks membership from outside and says so
+    return joined
 
 
 def _wipe_command_line_and_environment() -> None:
@@ -318,8 +321,14 @@ def _confine(job: dict, scratch: Path, uid: int | None, *, namespaced: bool) -> 
             notes.append("host /proc visible")
     os.chdir(scratch)
     mem = limits["memory_mb"] << 20
+    # CUDA reserves far more address space than memory when it starts (unified addressing), so
+    # on a GPU the cgroup's memory.max, which counts what is really used by all of the
+    # submission's processes, is the memory limit; RLIMIT_AS stays wherever there is no cgroup.
+    per_process = not (job.get("gpu") and job.get("in_cgroup"))
+    if not per_process:
+        notes.append("memory limited by the cgroup alone (a GPU)")
     for res, value in (
-        (resource.RLIMIT_AS, mem),
+        *([(resource.RLIMIT_AS, mem)] if per_process else []),
         (resource.RLIMIT_NPROC, limits["nproc"]),
         (resource.RLIMIT_FSIZE, limits["disk_mb"] << 20),
         (resource.RLIMIT_CORE, 0),

@@ -5,6 +5,7 @@ the table of scores: the figures an issue note quotes.
 
 The class is the reference, the untouched notebook, every mutant of
 ``autograder.assignments.<name>.mutants.MUTANTS`` and, where the module has them, its
+``GPU_MUTANTS`` (graded as any other: on a machine without a GPU they lose nothing) and
 ``ALTERNATIVES`` (or ps1's ``CORRECT``), each built with ``autograder.classroom``; it is graded by
 ``python -m autograder grade`` exactly as an instructor runs it. Prints one Markdown row per
 notebook: name, the task it targets, its score, and the tasks it lost points on.
@@ -36,7 +37,9 @@ def variants(name: str) -> dict[str, tuple[str, nbformat.NotebookNode]]:
     found = {"reference": ("all", make_submission(name, reference, root=ROOT)),
              "untouched": ("none", nbformat.read(release_path(name, root=ROOT), as_version=4))}
     module = mutants_module(name)
-    for table, prefix in (("MUTANTS", "wrong"), ("ALTERNATIVES", "alt"), ("CORRECT", "alt")):
+    tables = (("MUTANTS", "wrong"), ("GPU_MUTANTS", "wrong"), ("ALTERNATIVES", "alt"),
+              ("CORRECT", "alt"))
+    for table, prefix in tables:
         for mutant, (_, cells) in getattr(module, table, {}).items():
             target = ", ".join(sorted(cells)) if prefix == "wrong" else "correct"
             found[f"{prefix}_{mutant}"] = (target, make_submission(

@@ -305,7 +305,8 @@ class _Child:
     def start(cls, target: str, library: str, symbol: str, platform: str) -> _Child:
         while len(_children) >= MAX_CHILDREN:
             next(iter(_children.values())).stop()
-        env = {"JAX_PLATFORMS": "cuda" if platform == "CUDA" else "cpu"}
+        env = {"JAX_PLATFORMS": "cuda" if platform == "CUDA" else "cpu",
+               "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}  # several may share one GPU
         errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop(); what it printed
         process = subprocess.Popen(
             [sys.executable, "-I", "-c", _CHILD, library, symbol, target, platform], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=env,

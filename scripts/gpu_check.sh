@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Everything in the course that needs a GPU, run on a machine with one, with that machine's JAX.
+#
+#   scripts/gpu_check.sh OUTDIR [SECONDS]
+#
+# The machine needs an NVIDIA GPU, nvcc, and a Python with a CUDA-enabled JAX (the image of
+# the device machine: Python 3.12, JAX 0.11.2). What else the course needs comes from wheels in
+# .whl/ (README, "On a GPU"), installed without a network. Then, within SECONDS (default 480):
+#   setup.log     the machine, the install, the kernels built with nvcc and g++, the imports
+#                 with JAX's deprecation warnings as errors, JAX under a 3 GiB RLIMIT_AS;
+#   demo.log      the ps1 and ps5 demo classes graded by the real, sandboxed command;
+#   mutants.log   ps1's and ps5's wrong solutions graded by the real command;
+#   chapters.log  every chapter of the book executed (scripts/run_chapters.py);
+#   bench.log     Part V's CUDA kernel against XLA and the roofline (gpu_figures.json);
+#   pytest.log    the tests that need no pinned toolchain (no browser, no built site);
+#   steps.md      each step's exit status and seconds; extra.tar.gz: feedback pages.
+set -u
+out=$(mkdir -p "${1:?OUTDIR}" && cd "$1" && pwd)
+budget=${2:-480}
+deadline=$((SECONDS + budget))
+PY=${PYTHON:-python3}
+# nbgrader runs `alembic` as a command: the scripts of the Python the wheels went into come first.
+export PATH="$(dirname "$(command -v "$PY")"):$PATH"
+export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+echo "| step | exit | seconds |" > "$out/steps.md"
+echo "|---|---|---|" >> "$out/steps.md"
+
+step() {  # step NAME LIMIT COMMAND...: runs with a time limit, appends to NAME.log
+  local name=$1 limit=$2 t0=$SECONDS rc
+  shift 2
+  local left=$((deadline - SECONDS))
+  ((limit > left)) && limit=$left
+  if ((limit < 10)); then echo "| $1 | skipped: no time left | 0 |" >> "$out/steps.md"; return 1; fi
+  timeout -k 10 "$limit" "$@" >> "$out/$name.log" 2>&1
+  rc=$?
+  echo "| $name: $* | $rc | $((SECONDS - t0)) |" >> "$out/steps.md"
+  return $rc
+}
+
+setup() {
+  date -u +"date: %Y-%m-%d %H:%M UTC"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader
+  echo "kernel: $(uname -r)"; echo "python: $(command -v $PY) $($PY -V 2>&1)"
+  nvcc --version | tail -1
+  $PY -c 'import sys; print("prefix:", sys.prefix, "base:", sys.base_prefix)'
+  echo "cgroup mounts: $(grep -c ' - cgroup' /proc/self/mountinfo)"
+  if ! ldconfig -p | grep -q libseccomp.so.2; then
+    echo "libseccomp.so.2 missing: unpacked from .whl/libseccomp2_*.deb"
+    dpkg -x .whl/libseccomp2_*.deb /tmp/libseccomp \
+      && cp -a /tmp/libseccomp/usr/lib/x86_64-linux-gnu/libseccomp.so.2* /usr/lib/x86_64-linux-gnu/ \
+      && ldconfig
+  fi
+  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .whl/*.whl || return 1
+  $PY -m pip install -q --no-index --no-deps --no-build-isolation -e . || return 1
+  $PY -m ipykernel install --sys-prefix --name python3 > /dev/null
+  $PY -c 'import jax, jaxlib; print("jax", jax.__version__, "jaxlib", jaxlib.__version__, jax.devices())'
+  local inc
+  inc=$($PY -c 'import jax; print(jax.ffi.include_dir())')
+  mkdir -p _build/kernels
+  g++ -std=c++17 -O2 -fPIC -shared -isystem "$inc" jaxcourse/kernels/rms_norm.cc \
+    -o _build/kernels/librms_norm.so && echo "built librms_norm.so (g++)"
+  nvcc -std=c++17 -O2 -arch=sm_90 -Xcompiler -fPIC -shared -isystem "$inc" \
+    jaxcourse/kernels/rms_norm.cu -o _build/kernels/librms_norm_cuda.so \
+    && echo "built librms_norm_cuda.so (nvcc, sm_90)"
+  echo "== JAX under RLIMIT_AS = 3 GiB (the sandbox's per-process limit without a cgroup):"
+  $PY -c 'import resource; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+import jax; print(jax.devices()); print(jax.numpy.ones(3).sum())' 2>&1 | tail -3
+  echo "== the course's modules imported with deprecation warnings as errors:"
+  $PY -W error::DeprecationWarning -W error::FutureWarning -c '
+import importlib, pkgutil, jaxcourse, autograder
+names = [m.name for p in (jaxcourse, autograder)
+         for m in pkgutil.walk_packages(p.__path__, p.__name__ + ".")]
+bad = []
+for name in names:
+    try:
+        importlib.import_module(name)
+    except Exception as err:
+        bad.append(f"{name}: {type(err).__name__}: {err}")
+print(len(names), "modules,", len(bad), "failed"); print("\n".join(bad))'
+}
+
+step setup 240 setup || { echo "setup failed: see setup.log"; exit 1; }
+
+step demo 200 $PY -m autograder demo ps1_primitives ps5_kernels --out /tmp/gpu_demo --workers 8 &
+step chapters 300 $PY scripts/run_chapters.py --jobs 6 &
+wait
+step bench 90 $PY benchmarks/kernel_bandwidth_gpu.py --out "$out/gpu_figures.json"
+for a in ps1_primitives ps5_kernels; do
+  echo "== $a" >> "$out/mutants.log"
+  step mutants 150 $PY scripts/mutant_scores.py $a --workers 10
+done
+step pytest 600 $PY -m pytest -q -p no:cacheprovider -n 8 --timeout 600 -rfEs \
+  tests/assignments/test_ps1_primitives.py tests/assignments/test_ps5_kernels.py \
+  tests/book/test_kernels.py tests/book/test_core.py tests/book/test_primitive_matrix.py \
+  tests/book/test_autodidax_core.py tests/book/test_tracing_and_batching.py
+tar -czf "$out/extra.tar.gz" -C /tmp gpu_demo/ps1_primitives/graded/feedback \
+  gpu_demo/ps5_kernels/graded/feedback 2> /dev/null
+cat "$out/steps.md"
