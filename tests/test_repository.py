@@ -6,6 +6,8 @@ import re
 from importlib import metadata
 from pathlib import Path
 
+from jaxcourse.versions import PINNED_JAX
+
 ROOT = Path(__file__).resolve().parents[1]
 PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==([A-Za-z0-9_.\-+]+)$")
 
@@ -36,7 +38,7 @@ def test_every_requirement_is_pinned_with_a_reason():
 
 def test_jax_and_jaxlib_are_the_version_the_book_teaches():
     pins = {name.lower(): version for name, version, _ in _requirements()}
-    assert pins["jax"] == pins["jaxlib"] == "0.10.2"
+    assert pins["jax"] == pins["jaxlib"] == PINNED_JAX == "0.10.2"
     assert metadata.version("jax") == "0.10.2"
 
 

@@ -7,10 +7,14 @@ import copy
 import json
 
 import numpy as np
+import pytest
 import toy_notebooks
 from engine_helpers import grade_command
 
 from autograder.assignments.ps1_primitives.checks import ASSIGNMENT
+from autograder.channel import MAX_FRAME, encode
+from autograder.demo import assignment_names
+from autograder.grading import load_assignment
 from autograder.normalise import normalise, read_release
 from autograder.runner import code_digest, input_seed
 
@@ -88,3 +92,16 @@ def test_grading_the_same_file_twice_is_byte_identical(tmp_path):
     assert len(files) == 2 + 2 * len(students)
     for name in files:
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("assignment", assignment_names("autograder.assignments"))
+def test_every_request_fits_in_one_frame(assignment):
+    """A check's inputs travel to the student's process in one frame of at most MAX_FRAME bytes;
+    a larger one is the grader's own error and fails the whole submission. GPU checks included:
+    no GPU is needed to draw their inputs, and ps5's speed check once sent 64 MiB."""
+    spec = load_assignment(assignment, "autograder.assignments")
+    for check in spec.checks:
+        for seed in range(40):
+            inputs = check.make_inputs(np.random.default_rng(seed))
+            size = len(encode({"check": check.id, "probe": check.probe, "inputs": inputs}))
+            assert size <= MAX_FRAME, (check.id, seed, size)

@@ -410,7 +410,10 @@ def probe_cuda_speed(ns, inputs):
     """Best-of-N seconds of the CUDA kernel and of XLA's own code for the same operation, each on
     the GPU (the kernel in its own process where kernels are isolated)."""
     t, repeats = inputs["t"], int(inputs["repeats"])
-    x, w = _array(inputs["x"]), _array(inputs["w"])
+    rng = np.random.default_rng(int(inputs["seed"]))
+    shape = tuple(int(d) for d in inputs["shape"])
+    x = (3.0 * rng.standard_normal(shape)).astype(np.float32)
+    w = rng.uniform(0.1, 2.0, size=shape[-1]).astype(np.float32)
     _, kernel = _kernel(_name(ns, "CUDA_TARGET"), x, w, t, platform="gpu", repeats=repeats)
     gpu = jax.devices("gpu")[0]
     xla = jax.jit(lambda x, w: t * jax.nn.logsumexp(x / t, axis=-1, b=w))
