@@ -137,3 +137,31 @@ def test_no_graded_answer_is_importable():
                      if p.suffix in (".py", ".cc", ".cu"))
     for needle in ("LseImpl", "LseCuda", "def lse", "logsumexp"):
         assert needle not in text, needle
+
+
+def _speed_check():
+    return next(c for c in checks.CHECKS if c.id == "ps5.cuda.speed")
+
+
+@pytest.mark.parametrize("y", ["right", "zeros", "missing", "short"])
+def test_speed_counts_only_for_a_kernel_with_the_right_values(y):
+    """On a GPU an untouched notebook's kernel, which writes nothing, was fast and earned the
+    speed check's points (found by scripts/gpu_check.sh on an H100): the timed call's values are
+    judged first. Judged here without a GPU, on the inputs the check draws."""
+    import numpy as np
+
+    from autograder.spec import Outcome
+
+    check = _speed_check()
+    inputs = check.make_inputs(np.random.default_rng(3))
+    expected = check.expect(inputs)
+    assert expected.shape == tuple(inputs["shape"][:-1])
+    value = {"right": expected, "zeros": np.zeros_like(expected), "missing": None,
+             "short": expected[:-1]}[y]
+    reply = {"kernel": 1e-3, "xla": 1e-3} | ({} if value is None else {"y": value})
+    verdict = check.judge(expected, Outcome(value=reply))
+    assert verdict.passed == (y == "right"), verdict.message
+    if y != "right":
+        assert "speed does not count" in verdict.message
+    slow = check.judge(expected, Outcome(value={"kernel": 1.0, "xla": 1e-3, "y": expected}))
+    assert not slow.passed and "times as long" in slow.message

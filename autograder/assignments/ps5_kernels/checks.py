@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from autograder import judge
+from autograder.assignments.ps5_kernels.probes import speed_operands
 from autograder.spec import Assignment, Check, Outcome, Task, Verdict
 
 X64 = (("jax_enable_x64", True),)
@@ -395,11 +396,22 @@ def judge_cuda_lowering(expected_t, outcome: Outcome) -> Verdict:
     return Verdict(True)
 
 
+def expect_cuda_speed(inputs):
+    """The y of the timed call: a kernel is timed only where it computes the right values (one
+    that writes nothing is fast)."""
+    x, w = speed_operands(inputs["seed"], inputs["shape"])
+    return expect_kernel({"x": x, "w": w, "t": inputs["t"]})
+
+
 def judge_cuda_speed(expected, outcome: Outcome) -> Verdict:
     failed = judge.raised(outcome)
     if failed:
         return failed
     got = outcome.value if isinstance(outcome.value, dict) else {}
+    values = judge_kernel(expected, Outcome(value=got.get("y")))
+    if not values.passed:
+        return Verdict(False, "on the timed input the kernel's values are wrong, so its speed "
+                              f"does not count: {values.message}")
     kernel, xla = got.get("kernel"), got.get("xla")
     if not all(isinstance(v, float) and v > 0 for v in (kernel, xla)):
         return Verdict(False, "the timing did not complete")
@@ -491,7 +503,7 @@ CHECKS = (
            3, "test_cuda", "probe_cuda_values", _cuda_values, expect_kernel, judge_kernel,
            needs_gpu=True, blame="in LseRowsKernel"),
     _check("ps5.cuda.speed", CUDA, f"on a GPU: within {SPEED_FLOOR:g}x of XLA's own code", 3,
-           "test_cuda", "probe_cuda_speed", _cuda_speed, lambda inputs: None, judge_cuda_speed,
+           "test_cuda", "probe_cuda_speed", _cuda_speed, expect_cuda_speed, judge_cuda_speed,
            needs_gpu=True, blame="in LseRowsKernel"),
 )
 # The engine runs checks in this order, restarting the notebook's process after a crash, a given
