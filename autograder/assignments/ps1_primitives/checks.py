@@ -66,6 +66,14 @@ def _pick(rng: np.random.Generator, options):
     return options[int(rng.integers(len(options)))]
 
 
+def _in_turn(rng: np.random.Generator, options, n: int) -> list:
+    """``n`` picks from ``options`` in turn from a random start: every option is drawn once
+    ``n`` reaches their number (a random pick per case could miss one, and with it the class of
+    mistakes only that option shows)."""
+    start = int(rng.integers(len(options)))
+    return [options[(start + i) % len(options)] for i in range(n)]
+
+
 def _axes(rng: np.random.Generator, ranks) -> list[int]:
     """One axis per rank, as many negative as positive ones (so each check sees both)."""
     signs = rng.permutation([(-1) ** i for i in range(len(ranks))])
@@ -132,8 +140,8 @@ def cases(dtype: str = "float32", *, edges: bool = False, extra=(), ranks=(1, 2,
 def jvp_cases(dtype: str = "float32", *, wrt=("both",), edges: bool = False):
     def make(rng: np.random.Generator) -> dict:
         inputs = cases(dtype, edges=edges, extra=("xt", "wt"))(rng)
-        for c in inputs["cases"]:
-            c["wrt"] = _pick(rng, wrt)
+        for c, pick in zip(inputs["cases"], _in_turn(rng, wrt, len(inputs["cases"]))):
+            c["wrt"] = pick
         return inputs
     return make
 
@@ -149,8 +157,8 @@ def transpose_cases(dtype: str = "float32", *, wrt=("x",), edges: bool = False,
                     ranks=(1, 2, 3, 4)):
     def make(rng: np.random.Generator) -> dict:
         inputs = cases(dtype, edges=edges, extra=("ct",), ranks=ranks)(rng)
-        for c in inputs["cases"]:
-            c["wrt"] = _pick(rng, wrt)
+        for c, pick in zip(inputs["cases"], _in_turn(rng, wrt, len(inputs["cases"]))):
+            c["wrt"] = pick
         return inputs
     return make
 

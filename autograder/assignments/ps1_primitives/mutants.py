@@ -257,6 +257,12 @@ mlir.register_lowering(weighted_sum_p, weighted_sum_lowering, platform="cuda")
             "transpose": _transpose(TRANSPOSE_ZERO + "\n" + TRANSPOSE_X + '''
     others = [d for d in range(x.ndim) if d != axis]
     return None, jnp.tensordot(x, ct, axes=(others, list(range(ct.ndim))))''')}),
+    "transpose_float32": ("the transpose rule accumulates w's cotangent in float32", {
+        "transpose": _transpose(TRANSPOSE_ZERO + "\n" + TRANSPOSE_X + '''
+    axis = axis % x.ndim
+    others = [d for d in range(x.ndim) if d != axis]
+    return None, jnp.tensordot(x, ct, axes=(others, list(range(ct.ndim))),
+                               preferred_element_type=jnp.float32)''')}),
     "transpose_numpy": ("the transpose rule uses NumPy (not traceable)", {
         "transpose": _transpose(TRANSPOSE_ZERO + '''
     if x_linear:
