@@ -1,11 +1,13 @@
-"""ps1_primitives, graded by the real command: the reference earns every point, the untouched
-notebook none, every realistic wrong solution loses points on its own task and on no other (with
-feedback that names the rule), and every correct solution written differently earns every point
-and passes every visible test.
+"""ps1_primitives: the reference earns every point, the untouched notebook none, every realistic
+wrong solution loses points on its own task and on no other (with feedback that names the rule),
+and every correct solution written differently earns every point and passes every visible test.
 
-The whole class (reference, untouched, partial, mutants, correct alternatives and cheats) is
-graded once, by ``python -m autograder grade ... --seed 0 --workers 1``, in a module fixture
-(``PS1_GRADED=OUT`` reuses the results of such a run on the same class instead).
+The class a grade must be trusted on (reference, untouched, partial, correct alternatives and
+cheats) is graded once by the real command, ``python -m autograder grade ... --seed 0``, in a
+module fixture (``PS1_GRADED=OUT`` reuses the results of such a run on the same class instead).
+The wrong solutions are graded by the same checks in process, two subprocesses at a time
+(tests/assignments/variants.py), as ps2, ps4 and ps5 do: a third of the time the sandbox takes
+for them. ``scripts/mutant_scores.py ps1_primitives`` grades them by the real command.
 """
 
 from __future__ import annotations
@@ -86,6 +88,10 @@ def _cheat_cells(name: str) -> dict[str, str]:
     return {**{k: solutions[k] for k in ("impl", "abstract_eval", "lowering")}, "jvp": JNP_JVP}
 
 
+# Wrong solutions graded by the real command too, to hold the in-process shortcut to it.
+WHOLE = ("jvp_drops_w_term", "batch_assumes_axis0")
+
+
 def submissions() -> dict[str, nbformat.NotebookNode]:
     solutions = solution_sources(NAME, root=ROOT)
     class_ = {
@@ -93,7 +99,7 @@ def submissions() -> dict[str, nbformat.NotebookNode]:
         "untouched": make_submission(NAME, {}, root=ROOT),
         "partial": make_submission(NAME, {k: solutions[k] for k in PARTIAL}, root=ROOT),
     }
-    for name, (_, cells) in {**MUTANTS, **CORRECT}.items():
+    for name, (_, cells) in {**CORRECT, **{m: MUTANTS[m] for m in WHOLE}}.items():
         class_[name] = make_submission(NAME, {**solutions, **cells}, root=ROOT)
     for name in CHEATS:
         class_[name] = make_submission(NAME, _cheat_cells(name), root=ROOT)
@@ -189,18 +195,49 @@ def test_cheats_earn_nothing_for_the_rules_they_skip(graded, cheat):
             assert test["points"] == 0, (cheat, test["name"])
 
 
+@pytest.fixture(scope="module")
+def mutants_graded() -> dict[str, dict]:
+    """Each mutant's per-check verdicts, graded in process (tests/assignments/variants.py)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH",
+                                                                                  "")]))
+    names = sorted(MUTANTS)
+    running = [subprocess.Popen(
+        [sys.executable, "-W", "error::DeprecationWarning",
+         str(ROOT / "tests" / "assignments" / "variants.py"), "--assignment", NAME,
+         *names[i::2]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        cwd=ROOT) for i in range(2)]
+    found = {}
+    for proc in running:
+        out, err = proc.communicate(timeout=1500)
+        assert proc.returncode == 0, err[-3000:]
+        found.update(json.loads(out))
+    return found
+
+
 @pytest.mark.parametrize("mutant", sorted(MUTANTS))
-def test_mutant_loses_points_on_its_own_task_only(graded, mutant):
-    result = graded[mutant]
+def test_mutant_loses_points_on_its_own_task_only(mutants_graded, mutant):
+    result = mutants_graded[mutant]
     task = TASK[mutant]
-    lost = set(lost_by_task(result))
+    lost = {c["task"] for c in result["checks"] if not c["passed"]}
     # The lowering checks pin the result's abstract value (and empty JAX's abstract-value
     # cache around the pin), so a wrong abstract evaluation rule costs abstract_eval points only.
-    assert lost == {task}, lost_by_task(result)
-    for test in result["tests"]:
-        if test["status"] == "failed" and TASK_OF_CHECK[test["name"].split(":")[0]] == task:
-            assert test["message"].startswith(f"[{task}]"), test
-            assert RULE[task] in test["message"], test
+    assert lost == {task}, [(c["id"], c["message"]) for c in result["checks"] if not c["passed"]]
+    for check in result["checks"]:
+        if not check["passed"]:  # the feedback says what went wrong, and in which rule
+            assert check["message"] and RULE[task] in check["blame"], check
+
+
+def test_the_real_command_and_the_shortcut_agree_on_wrong_solutions(graded, mutants_graded):
+    """Two wrong solutions are also in the real command's class: the sandboxed run and the
+    in-process shortcut take their points on the same task, and the real feedback names it."""
+    for mutant in WHOLE:
+        task = TASK[mutant]
+        in_process = {c["task"] for c in mutants_graded[mutant]["checks"] if not c["passed"]}
+        assert set(lost_by_task(graded[mutant])) == in_process == {task}, mutant
+        for test in graded[mutant]["tests"]:
+            if test["status"] == "failed":
+                assert test["message"].startswith(f"[{task}]"), test
+                assert RULE[task] in test["message"], test
 
 
 def test_at_least_thirty_mutants_over_every_task_and_eight_alternatives():

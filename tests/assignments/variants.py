@@ -1,5 +1,5 @@
-"""Grade variants of an assignment (ps4_core, ps5_kernels) in this process; per-check verdicts as
-JSON.
+"""Grade variants of an assignment (ps1_primitives, ps4_core, ps5_kernels) in this process;
+per-check verdicts as JSON.
 
     python tests/assignments/variants.py [--assignment NAME] [--seed N] VARIANT...
 
