@@ -37,17 +37,27 @@ def run_check(check: Check, probes: Any, ns: dict, seed: int) -> tuple[Verdict, 
             except RuntimeError:  # settable only before the backend starts (jax_num_cpu_devices)
                 pass
         expected = check.expect(inputs)
-        try:
-            outcome = Outcome(value=to_plain(getattr(probes, check.probe)(ns, inputs)))
-        except Exception as err:  # noqa: BLE001 - the student's code may raise anything
-            outcome = Outcome(raised=type(err).__name__, message=str(err)[:500])
+        outcome = _ask(probes, check, ns, inputs)
+        verdict = check.judge(expected, outcome)
+        if not verdict.passed and check.retry is not None and outcome.raised is None:
+            second = _ask(probes, check, ns, check.retry(inputs))  # as autograder.runner does
+            both = type(outcome.value) is dict and type(second.value) is dict
+            outcome = Outcome(value={**outcome.value, **second.value}) if both else second
+            verdict = check.judge(expected, outcome)
     finally:
         for key, val in previous.items():
             try:
                 jax.config.update(key, val)
             except RuntimeError:  # the backend started meanwhile: that setting stays
                 pass
-    return check.judge(expected, outcome), outcome
+    return verdict, outcome
+
+
+def _ask(probes: Any, check: Check, ns: dict, inputs: dict) -> Outcome:
+    try:
+        return Outcome(value=to_plain(getattr(probes, check.probe)(ns, inputs)))
+    except Exception as err:  # noqa: BLE001 - the student's code may raise anything
+        return Outcome(raised=type(err).__name__, message=str(err)[:500])
 
 
 def check_cell(name: str, grade_cell: str, ns: dict, seed: int = 0) -> None:

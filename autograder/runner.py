@@ -706,7 +706,41 @@ class _Session:
         """Run one check; False when the child is gone (the check has been failed)."""
         inputs, expected = prepared
         deadline = min(self.deadline, time.monotonic() + check.timeout_s)
+        outcome = self._ask(child, check, inputs, deadline)
+        if outcome is None:
+            return self._asked_ok
+        verdict = self._judge(check, expected, outcome)
+        if not verdict.passed and check.retry is not None and outcome.raised is None:
+            # A second run of the probe, for what its first run left out (ps1: the eager
+            # evaluation, needed only when the jitted one is wrong); judged on both values.
+            second = self._ask(child, check, check.retry(inputs), deadline)
+            if second is None:
+                return self._asked_ok
+            if second.raised is not None or type(outcome.value) is not dict \
+                    or type(second.value) is not dict:
+                outcome = second
+            else:
+                outcome = Outcome(value={**outcome.value, **second.value})
+            verdict = self._judge(check, expected, outcome)
+        if verdict.passed:
+            self.result["tests"][check.id] = _entry(check, float(check.points), "passed", "")
+        else:
+            self._fail(check, clean_text(verdict.message, 1000))
+        return True
+
+    @staticmethod
+    def _judge(check: Check, expected: Any, outcome: Outcome) -> Verdict:
+        try:
+            return check.judge(expected, outcome)
+        except Exception as err:  # noqa: BLE001 - a judge must never crash the class
+            return Verdict(False, f"the result could not be judged ({type(err).__name__})")
+
+    def _ask(self, child: _Child, check: Check, inputs: dict, deadline: float) -> Outcome | None:
+        """One request and its reply, as an Outcome; None when the check was failed on the way
+        (the child gone, time out, a forged frame, tampering), with ``_asked_ok`` saying whether
+        the child can take the next check."""
         t0 = time.monotonic()
+        self._asked_ok = False
         try:
             child.chan.send({"check": check.id, "probe": check.probe, "inputs": inputs}, deadline)
             reply = child.chan.recv(deadline)
@@ -715,12 +749,12 @@ class _Session:
             limit = ("the notebook's time budget" if deadline == self.deadline
                      else f"the time limit of {check.timeout_s:g} s")
             self._fail(check, f"{limit} was exceeded while running this check")
-            return False
+            return None
         except ChannelError:
             child.kill()
             self._fail(check, "the notebook's code wrote to the grader's channel while this "
                               "check ran; this check earns nothing")
-            return False
+            return None
         except (EOFError, OSError):
             reason = child.death(self.limits)
             if reason.startswith("TAMPERING"):
@@ -728,7 +762,7 @@ class _Session:
                 self._fail(check, reason)
             else:
                 self._fail(check, f"the process ended while running this check: {reason}")
-            return False
+            return None
         self.result["check_seconds"] += time.monotonic() - t0
         if _frame_kind(reply, ("check",)) != "check" or reply["check"] != check.id:
             raise ProtocolError("an answer to a check that was not asked")
@@ -744,16 +778,9 @@ class _Session:
         if tampered:
             self._fail(check, self._tampering(f"while check {check.id} ran, your notebook's code",
                                               tampered))
-            return True
-        try:
-            verdict = check.judge(expected, outcome)
-        except Exception as err:  # noqa: BLE001 - a judge must never crash the class
-            verdict = Verdict(False, f"the result could not be judged ({type(err).__name__})")
-        if verdict.passed:
-            self.result["tests"][check.id] = _entry(check, float(check.points), "passed", "")
-        else:
-            self._fail(check, clean_text(verdict.message, 1000))
-        return True
+            self._asked_ok = True
+            return None
+        return outcome
 
     def _fail(self, check: Check, why: str) -> None:
         assignment: Assignment = _state["assignment"]

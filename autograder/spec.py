@@ -72,6 +72,10 @@ class Check:
     # Runs only where the grader sees a GPU; elsewhere the check is reported `not-run`.
     needs_gpu: bool = False
     timeout_s: float = 60.0
+    # When the first run's verdict fails: the inputs of a second run of the same probe, whose
+    # value (a dict) is merged over the first's and judged again. For work a probe can skip
+    # whenever the first run's result is right (ps1: evaluating eagerly, when jit was right).
+    retry: Callable[[dict], dict] | None = None
 
 
 @dataclass(frozen=True)

@@ -88,8 +88,10 @@ def _cheat_cells(name: str) -> dict[str, str]:
     return {**{k: solutions[k] for k in ("impl", "abstract_eval", "lowering")}, "jvp": JNP_JVP}
 
 
-# Wrong solutions graded by the real command too, to hold the in-process shortcut to it.
-WHOLE = ("jvp_drops_w_term", "batch_assumes_axis0")
+# Wrong solutions graded by the real command too, to hold the in-process shortcut to it. The
+# wrong lowering makes every jitted run of the JVP, transpose and batching checks wrong: they
+# pass only through the check's retry, the eager run (autograder.runner's second request).
+WHOLE = ("jvp_drops_w_term", "batch_assumes_axis0", "lowering_contracts_first_axis")
 
 
 def submissions() -> dict[str, nbformat.NotebookNode]:

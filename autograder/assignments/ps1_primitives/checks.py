@@ -408,17 +408,23 @@ def _attempt_problem(expected, attempt, dtype: str) -> str | None:
 def either_way(dtype: str, *, calls: str = ""):
     """Right when the transformation is right evaluated eagerly (through the impl rule) or under
     jit (through the abstract evaluation and lowering rules), so that a mistake in those rules
-    costs no points here; ``calls`` names the rule whose calls the probe counted, if any."""
+    costs no points here; ``calls`` names the rule whose calls the probe counted, if any. The
+    probe runs under jit first; the eager run is the check's retry (``eager_retry``), asked for
+    only when the jitted result is wrong, and then judged together with it."""
     def judge_either(expected, outcome: Outcome) -> Verdict:
         if failed := judge.raised(outcome):
             return failed
         got = outcome.value
-        if type(got) is not dict or not {"eager", "jit"} <= set(got):
+        if type(got) is not dict or "jit" not in got:
             return Verdict(False, "the probe's result is malformed")
         values = expected["values"] if calls else expected
-        eager = _attempt_problem(values, got["eager"], dtype)
-        if eager is not None and _attempt_problem(values, got["jit"], dtype) is not None:
-            return Verdict(False, eager)
+        jitted = _attempt_problem(values, got["jit"], dtype)
+        if jitted is not None:
+            if "eager" not in got:
+                return Verdict(False, jitted)
+            eager = _attempt_problem(values, got["eager"], dtype)
+            if eager is not None:
+                return Verdict(False, eager)
         if calls and (type(got.get("calls")) is not int or got["calls"] < 1):
             return Verdict(False, f"the {calls} rule registered for weighted_sum_p was never "
                                   "called, so these points cannot be earned")
@@ -517,9 +523,16 @@ def judge_traced(rule: str):
 
 def _check(check_id, task, cell, points, description, probe, make_inputs, expect, judge_fn,
            blame, **extra) -> Check:
+    if getattr(judge_fn, "__name__", "") == "judge_either":
+        extra.setdefault("retry", eager_retry)
     return Check(id=check_id, task=task, description=description, points=points,
                  grade_cell=cell, probe=probe, make_inputs=make_inputs, expect=expect,
                  judge=judge_fn, blame=blame, **extra)
+
+
+def eager_retry(inputs: dict) -> dict:
+    """The retry of a check judged ``either_way``: the same cases, evaluated eagerly."""
+    return {**inputs, "eager": True}
 
 
 IMPL = "the impl rule (weighted_sum_impl) computes the eager result."
