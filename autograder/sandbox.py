@@ -58,6 +58,11 @@ import jax
 # own primitives: imported before the guard's snapshot, so that is not taken for tampering.
 import jax.experimental.multihost_utils
 import numpy as np  # noqa: F401  (warm import for the fork server)
+
+try:  # JAX imports it lazily at its first lowering: once here, not in every student's process
+    import jaxlib.mlir.dialects.mhlo  # noqa: F401
+except ImportError:  # a jaxlib without it
+    pass
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
