@@ -3,10 +3,10 @@ wrong solution loses points on its own task and on no other (with feedback that 
 and every correct solution written differently earns every point and passes every visible test.
 
 The class a grade must be trusted on (reference, untouched, partial, correct alternatives and
-cheats) is graded once by the real command, ``python -m autograder grade ... --seed 0``, in a
-module fixture (``PS1_GRADED=OUT`` reuses the results of such a run on the same class instead).
+cheats, and three wrong solutions that hold the shortcut below to it) is graded once by the real
+command, ``python -m autograder grade ... --seed 0``, in a module fixture (``PS1_GRADED=OUT`` reuses the results of such a run on the same class instead).
 The wrong solutions are graded by the same checks in process, two subprocesses at a time
-(tests/assignments/variants.py), as ps2, ps4 and ps5 do: a third of the time the sandbox takes
+(tests/assignments/variants.py), as ps4 and ps5's are: a third of the time the sandbox takes
 for them. ``scripts/mutant_scores.py ps1_primitives`` grades them by the real command.
 """
 
