@@ -20,5 +20,5 @@ def on_pinned_jax() -> bool:
 
 def not_pinned_note() -> str:
     return (f"(JAX {jax.__version__} is installed, not the pinned {PINNED_JAX} the text describes: "
-            "the source above is the installed release's, and the lines the text quotes are not "
-            "checked against it.)")
+            "the source above is the installed release's, and what the text says of the pinned "
+            "release alone is not checked against it.)")
