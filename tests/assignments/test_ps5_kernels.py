@@ -152,9 +152,18 @@ def test_speed_counts_only_for_a_kernel_with_the_right_values(y):
 
     from autograder.spec import Outcome
 
+    import jax
+
     check = _speed_check()
     inputs = check.make_inputs(np.random.default_rng(3))
-    expected = check.expect(inputs)
+    before = {key: getattr(jax.config, key) for key, _ in check.jax_config}
+    for key, value in check.jax_config:  # as the grader computes the expectation
+        jax.config.update(key, value)
+    try:
+        expected = check.expect(inputs)
+    finally:
+        for key, value in before.items():
+            jax.config.update(key, value)
     assert expected.shape == tuple(inputs["shape"][:-1])
     value = {"right": expected, "zeros": np.zeros_like(expected), "missing": None,
              "short": expected[:-1]}[y]
