@@ -9,9 +9,11 @@
 #   setup.log     the machine, the install, the kernels built with nvcc and g++, the imports
 #                 with JAX's deprecation warnings as errors, JAX under a 3 GiB RLIMIT_AS;
 #   demo.log      the ps1 and ps5 demo classes graded by the real, sandboxed command;
-#   mutants.log   ps1's and ps5's wrong solutions graded by the real command ($MUTANTS: which);
+#   mutants.log   ps1's and ps5's wrong solutions graded by the real command ($MUTANTS: which,
+#                 $MUTANT_SECONDS: each one's limit, default 200);
 #   chapters.log  every chapter of the book executed (scripts/run_chapters.py);
 #   pytest.log    the tests that need no pinned toolchain (no browser, no built site);
+#                 $PYTEST_FILES replaces the default list;
 #   bench.log     the ps1 class's grading throughput on this machine, then Part V's CUDA
 #                 kernel against XLA and the roofline (gpu_figures.json);
 #   extra.tar.gz  the demo classes' feedback pages.
@@ -59,14 +61,15 @@ setup() {
     || return 1
   $PY -m ipykernel install --sys-prefix --name python3 > /dev/null
   $PY -c 'import jax, jaxlib; print("jax", jax.__version__, "jaxlib", jaxlib.__version__, jax.devices())'
-  local inc
-  inc=$($PY -c 'import jax; print(jax.ffi.include_dir())')
-  mkdir -p _build/kernels
-  g++ -std=c++17 -O2 -fPIC -shared -isystem "$inc" jaxcourse/kernels/rms_norm.cc \
-    -o _build/kernels/librms_norm.so && echo "built librms_norm.so (g++)"
-  nvcc -std=c++17 -O2 -arch=sm_90 -Xcompiler -fPIC -shared -isystem "$inc" \
-    jaxcourse/kernels/rms_norm.cu -o _build/kernels/librms_norm_cuda.so \
-    && echo "built librms_norm_cuda.so (nvcc, sm_90)"
+  # The Makefile's targets use .venv/bin/python and count .venv/.installed as the set-up done:
+  # here both stand for this machine's Python, so `make kernels` (which the kernel tests run)
+  # builds with it instead of setting up a virtual environment from the network.
+  if [ ! -e .venv ]; then
+    mkdir -p .venv/bin
+    printf '#!/bin/sh\nexec %s "$@"\n' "$(command -v "$PY")" > .venv/bin/python
+    chmod +x .venv/bin/python && touch .venv/.installed
+  fi
+  make --no-print-directory kernels && ls _build/kernels
   echo "== JAX under RLIMIT_AS = 3 GiB (the sandbox's per-process limit without a cgroup):"
   $PY -c 'import resource; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
 import jax; print(jax.devices()); print(jax.numpy.ones(3).sum())' 2>&1 | tail -3
@@ -100,13 +103,13 @@ step chapters 300 $PY scripts/run_chapters.py --jobs 6 &
 wait
 (for a in ${MUTANTS-ps1_primitives ps5_kernels}; do
   echo "== $a" >> "$out/mutants.log"
-  step mutants 200 $PY scripts/mutant_scores.py $a --workers 8
+  step mutants "${MUTANT_SECONDS:-200}" $PY scripts/mutant_scores.py $a --workers 8
 done) &
 step pytest 600 $PY -m pytest -q -p no:cacheprovider -n 6 --timeout 600 -rfEs \
-  tests/assignments/test_ps1_primitives.py tests/assignments/test_ps5_kernels.py \
+  ${PYTEST_FILES:-tests/assignments/test_ps1_primitives.py tests/assignments/test_ps5_kernels.py \
   tests/book/test_kernels.py tests/book/test_core.py tests/book/test_primitive_matrix.py \
   tests/book/test_autodidax_core.py tests/book/test_tracing_and_batching.py \
-  tests/autograder/test_grading_inputs.py &
+  tests/autograder/test_grading_inputs.py} &
 wait
 step bench 150 $PY benchmarks/grading_throughput.py --assignment ps1_primitives \
   --students 32 --workers 12 --skip-nbgrader
