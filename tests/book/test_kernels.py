@@ -31,6 +31,14 @@ def built():
     assert CPU_LIBRARY.exists()
 
 
+@pytest.fixture(autouse=True)
+def on_the_cpu():
+    """The kernel has a CPU handler (the CUDA one has tests of its own below): on a machine with
+    a GPU its arrays go to the CPU, as the chapters put them."""
+    with jax.default_device(jax.devices("cpu")[0]):
+        yield
+
+
 SHAPES = [(5,), (1,), (3, 7), (0, 7), (4, 0), (2, 3, 33), (1, 1, 1), (17, 1024)]
 
 
@@ -59,6 +67,7 @@ def test_float64_is_supported_with_x64():
     script = (
         "import jax, jax.numpy as jnp, numpy as np\n"
         "jax.config.update('jax_enable_x64', True)\n"
+        "jax.config.update('jax_default_device', jax.devices('cpu')[0])\n"
         "from jaxcourse.kernels import rms_norm_ffi, rms_norm_reference\n"
         "x = jnp.asarray(np.random.default_rng(0).standard_normal((3, 9)))\n"
         "s = jnp.linspace(0.5, 2.0, 9)\n"
