@@ -17,6 +17,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import jax
 import jupytext
 import nbformat
 import pytest
@@ -26,7 +27,9 @@ from autograder.assignments.ps5_kernels import checks, mutants
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "ps5_kernels"
-TOTAL_HERE = sum(c.points for c in checks.CHECKS if not c.needs_gpu)
+# Where the machine has a GPU, the GPU checks are graded too (scripts/gpu_check.sh runs these).
+HAS_GPU = any(d.platform == "gpu" for d in jax.devices())
+TOTAL_HERE = sum(c.points for c in checks.CHECKS if not c.needs_gpu or HAS_GPU)
 ALTERNATIVES = [f"alt:{name}" for name in sorted(mutants.ALTERNATIVES)]
 
 
@@ -143,6 +146,20 @@ def _speed_check():
     return next(c for c in checks.CHECKS if c.id == "ps5.cuda.speed")
 
 
+def _expect_as_the_grader(check, inputs):
+    """check.expect(inputs) under the check's JAX options, as the grader computes it."""
+    import jax
+
+    before = {key: getattr(jax.config, key) for key, _ in check.jax_config}
+    for key, value in check.jax_config:
+        jax.config.update(key, value)
+    try:
+        return check.expect(inputs)
+    finally:
+        for key, value in before.items():
+            jax.config.update(key, value)
+
+
 @pytest.mark.parametrize("y", ["right", "zeros", "missing", "short"])
 def test_speed_counts_only_for_a_kernel_with_the_right_values(y):
     """On a GPU an untouched notebook's kernel, which writes nothing, was fast and earned the
@@ -152,18 +169,9 @@ def test_speed_counts_only_for_a_kernel_with_the_right_values(y):
 
     from autograder.spec import Outcome
 
-    import jax
-
     check = _speed_check()
     inputs = check.make_inputs(np.random.default_rng(3))
-    before = {key: getattr(jax.config, key) for key, _ in check.jax_config}
-    for key, value in check.jax_config:  # as the grader computes the expectation
-        jax.config.update(key, value)
-    try:
-        expected = check.expect(inputs)
-    finally:
-        for key, value in before.items():
-            jax.config.update(key, value)
+    expected = _expect_as_the_grader(check, inputs)
     assert expected.shape == tuple(inputs["shape"][:-1])
     value = {"right": expected, "zeros": np.zeros_like(expected), "missing": None,
              "short": expected[:-1]}[y]
@@ -174,3 +182,23 @@ def test_speed_counts_only_for_a_kernel_with_the_right_values(y):
         assert "speed does not count" in verdict.message
     slow = check.judge(expected, Outcome(value={"kernel": 1.0, "xla": 1e-3, "y": expected}))
     assert not slow.passed and "times as long" in slow.message
+
+
+def test_a_kernel_that_writes_nothing_never_passes_the_gpu_values_check():
+    """On a GPU the untouched notebook's CUDA kernel, which writes nothing, passed ps5.cuda.values
+    on seeds that drew an empty x (found by scripts/gpu_check.sh on an H100): every draw now
+    has calls with rows to write as well as an empty one. Judged here without a GPU."""
+    import numpy as np
+
+    from autograder.spec import Outcome
+
+    check = next(c for c in checks.CHECKS if c.id == "ps5.cuda.values")
+    for seed in range(40):
+        expected = _expect_as_the_grader(check, check.make_inputs(np.random.default_rng(seed)))
+        assert [y.shape[0] == 0 for y in expected] == [False, False, True]
+        assert check.judge(expected, Outcome(value=expected)).passed
+        for wrong in ([np.zeros_like(y) for y in expected], [np.full_like(y, np.nan)
+                                                              for y in expected],
+                      expected[:-1], [y[:-1] for y in expected]):
+            verdict = check.judge(expected, Outcome(value=wrong))
+            assert not verdict.passed, seed

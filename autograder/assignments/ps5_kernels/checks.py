@@ -19,7 +19,10 @@ from autograder import judge
 from autograder.assignments.ps5_kernels.probes import speed_operands
 from autograder.spec import Assignment, Check, Outcome, Task, Verdict
 
-X64 = (("jax_enable_x64", True),)
+# float64, and the CPU as the default device: the C++ kernel has a CPU handler only, so on a machine
+# with a GPU the checks (and the notebook, whose first cell sets the same) run it on the CPU; the
+# GPU checks put their arrays on the GPU themselves.
+X64 = (("jax_enable_x64", True), ("jax_default_device", "cpu"))
 TOL = {"float32": (2e-5, 2e-5), "float64": (1e-11, 1e-11),
        # a float16 or bfloat16 result is a float32 one rounded once: half a unit in the last
        # place, and one more unit where rounding twice differs
@@ -207,12 +210,36 @@ def _cuda_case(rng):
 
 
 def _cuda_values(rng):
-    # Rows across several blocks, lengths across a block's tail; x stays under the channel's
-    # frame (50 x 4099 float32 is 0.8 MB).
-    rows = int(rng.choice([0, 1, 7, 50]))
-    n = int(rng.choice([1, 3, 255, 257, 1000, 4099]))
-    x, w = _arrays(rng, [rows, n], np.float32, scale=float(rng.uniform(1, 100)))
-    return {"x": x, "w": w, "t": _t(rng.uniform(0.3, 3.0))}
+    # Three calls: rows across several blocks with lengths across a block's tail, a few short
+    # rows, and no rows at all. Each call has rows to write but the last, so a kernel that writes
+    # nothing never passes on an empty draw. x stays under the channel's frame (50 x 4099
+    # float32 is 0.8 MB).
+    scale = float(rng.uniform(1, 100))
+    cases = []
+    for rows, lengths in (([7, 50], [255, 257, 1000, 4099]), ([1, 3], [1, 3, 33]),
+                          ([0], [1, 257])):
+        shape = [int(rng.choice(rows)), int(rng.choice(lengths))]
+        x, w = _arrays(rng, shape, np.float32, scale=scale)
+        cases.append({"x": x, "w": w})
+    return {"cases": cases, "t": _t(rng.uniform(0.3, 3.0))}
+
+
+def expect_cuda_values(inputs):
+    return [expect_kernel(dict(case, t=inputs["t"])) for case in inputs["cases"]]
+
+
+def judge_cuda_values(expected, outcome: Outcome) -> Verdict:
+    failed = judge.raised(outcome)
+    if failed:
+        return failed
+    got = outcome.value if isinstance(outcome.value, list) else []
+    if len(got) != len(expected):
+        return Verdict(False, f"expected the kernel's y for {len(expected)} calls")
+    for want, y in zip(expected, got):
+        verdict = judge_kernel(want, Outcome(value=y))
+        if not verdict.passed:
+            return Verdict(False, f"for x with {want.shape[0]} rows: {verdict.message}")
+    return Verdict(True)
 
 
 def _cuda_speed(rng):
@@ -500,7 +527,8 @@ CHECKS = (
            "one for a CPU", 3, "test_cuda", "probe_cuda_lowering", _cuda_case,
            expect_cuda_lowering, judge_cuda_lowering, blame="in lse_any"),
     _check("ps5.cuda.values", CUDA, "on a GPU: the CUDA kernel's values, odd and empty sizes",
-           3, "test_cuda", "probe_cuda_values", _cuda_values, expect_kernel, judge_kernel,
+           3, "test_cuda", "probe_cuda_values", _cuda_values, expect_cuda_values,
+           judge_cuda_values,
            needs_gpu=True, blame="in LseRowsKernel"),
     _check("ps5.cuda.speed", CUDA, f"on a GPU: within {SPEED_FLOOR:g}x of XLA's own code", 3,
            "test_cuda", "probe_cuda_speed", _cuda_speed, expect_cuda_speed, judge_cuda_speed,

@@ -386,6 +386,13 @@ def _kernels_that_store(source: str, timeout_s: float) -> list[str]:
     return sorted(part.split("(")[0].strip() for part in parts if "st.global" in part)[:20]
 
 
+def _has(platform: str) -> bool:
+    try:
+        return bool(jax.devices(platform))
+    except RuntimeError:  # no backend for that platform here
+        return False
+
+
 def probe_cuda_lowering(ns, inputs):
     with _GraderFfi(ns):
         f = own(ns, "lse_any")
@@ -394,9 +401,9 @@ def probe_cuda_lowering(ns, inputs):
         found = {"target": _name(ns, "TARGET"), "cuda_target": _name(ns, "CUDA_TARGET")}
         for platform in ("cpu", "cuda"):
             # The grader's lse_ffi is a host callback, which lowers only for the backend of the
-            # devices it runs on: a CPU device for the CPU's program, also where a GPU is the
-            # default (there, tracing on the GPU and lowering for the CPU is refused).
-            where = (jax.default_device(jax.devices("cpu")[0]) if platform == "cpu"
+            # devices it runs on: a CPU device for the CPU's program, a GPU for the GPU's where
+            # one exists (tracing on one platform and lowering for the other is refused).
+            where = (jax.default_device(jax.devices(platform)[0]) if _has(platform)
                      else contextlib.nullcontext())
             with where:
                 text = jax.jit(lambda x, w: f(x, w, t)).trace(x, w).lower(
@@ -407,10 +414,11 @@ def probe_cuda_lowering(ns, inputs):
 
 
 def probe_cuda_values(ns, inputs):
-    """The CUDA kernel's y through the grader's own ffi_call on the GPU (lse_any's choice of
-    kernel is ps5.cuda.lowering's)."""
-    x, w = _array(inputs["x"]), _array(inputs["w"])
-    return _kernel(_name(ns, "CUDA_TARGET"), x, w, inputs["t"], platform="gpu")[0]
+    """The CUDA kernel's y for each call through the grader's own ffi_call on the GPU (lse_any's
+    choice of kernel is ps5.cuda.lowering's)."""
+    target = _name(ns, "CUDA_TARGET")
+    return [_kernel(target, _array(case["x"]), _array(case["w"]), inputs["t"], platform="gpu")[0]
+            for case in inputs["cases"]]
 
 
 def probe_cuda_speed(ns, inputs):
