@@ -18,6 +18,7 @@ import pytest
 from engine_helpers import REPO, grade_args, grade_env, read_grades, read_result
 
 from autograder.record import _gradebook_api
+from autograder.runner import student_env
 
 SECRET_ENV = "GRADER_ONLY_TOKEN"
 SECRET_VALUE = "tok-7f3a9c-grader-env"
@@ -175,6 +176,9 @@ def test_nothing_leaks_from_the_grader(graded, toy_assignment):
     leaks = (graded["out"] / "feedback" / "wall_leaks.html").read_text()
     assert "ARGV [&#x27;python&#x27;] [&#x27;python&#x27;]" in leaks
     assert "MP-CONFIG {}" in leaks
+    # The student's process gets XLA's fast-compiling flags (autograder.runner.student_env).
+    for flag in student_env(has_gpu=False).get("XLA_FLAGS", "").split():
+        assert flag in leaks
     # Hidden directories are absent or empty from inside the sandbox.
     listings = re.findall(r"LISTED (/\S+) (\[[^\]]*\])", feedback)
     assert all(content == "[]" for _, content in listings)
