@@ -15,6 +15,7 @@ from __future__ import annotations
 from html import escape
 
 from markdown_it import MarkdownIt
+from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from autograder.record import clean_text
 from autograder.spec import Assignment
@@ -49,6 +50,9 @@ th.pts,td.pts,th.res,td.res{width:5rem;white-space:nowrap;overflow-wrap:normal}
 .check .name{flex:1 1 14rem;font-weight:500}
 .cell{margin:1rem 0}.md{border-left:3px solid #eef1f4;padding:0 .8rem}
 details>summary{cursor:pointer;color:var(--muted)}
+.math{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.88em;color:#3a4a5e}
+div.math{margin:.6rem 0;padding:.3rem .8rem;background:var(--code);border-radius:6px;
+overflow-wrap:anywhere}
 @media (max-width:520px){body{padding:1rem .6rem}th.pts,td.pts,th.res,td.res{width:4.3rem}
 table{font-size:.9rem}}
 """
@@ -59,7 +63,10 @@ _ROLES = {"solution": "your solution", "student": "a cell you added",
 
 def _markdown() -> MarkdownIt:
     # CommonMark with raw HTML off (it is shown as text) and images off (nothing is loaded).
-    return MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
+    # $...$ and $$...$$ are kept as the TeX they are (the page loads no script to typeset them),
+    # instead of losing backslashes to markdown's escapes (mdit-py-plugins' dollarmath).
+    return (MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
+            .use(dollarmath_plugin, allow_space=False, allow_digits=False, double_inline=True))
 
 
 def _esc(text: object, limit: int = MAX_SHOWN) -> str:

@@ -47,6 +47,16 @@ def test_markdown_is_rendered_and_nothing_in_it_runs_or_loads():
     assert "<img" not in page and "&lt;script&gt;" in notebook
 
 
+def test_math_is_shown_as_its_tex_with_every_backslash():
+    source = ("With $n = 0$ the row gives $-\\infty$, and\n\n"
+              "$$ y_r = t \\log \\sum_{j} w_j \\, e^{x_{rj} / t} $$\n\nat $5 or $6 a <b>.")
+    page = _page(cells=[{"cell_type": "markdown", "source": source, "role": "text"}])
+    assert '<span class="math inline">-\\infty</span>' in page
+    assert "y_r = t \\log \\sum_{j} w_j \\, e^{x_{rj} / t}" in page
+    assert '<div class="math block">' in page
+    assert "at $5 or $6 a &lt;b&gt;." in page  # prices are not math, and raw HTML stays text
+
+
 def test_long_outputs_are_folded():
     assert "<details><summary>output (100 lines): show</summary>" in _page()
 
