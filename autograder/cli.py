@@ -24,10 +24,13 @@ def _grade(args: argparse.Namespace) -> int:
 
 def _release(args: argparse.Namespace) -> int:
     try:
-        from autograder.release import release_all
+        from autograder.release import ReleaseError, release_all
     except ImportError as err:
         raise UsageError(f"release is not available in this checkout ({err})") from None
-    release_all(root=args.root)
+    try:
+        release_all(root=args.root)
+    except ReleaseError as err:
+        raise UsageError(str(err)) from None
     return 0
 
 

@@ -29,6 +29,10 @@ MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN T
 GRADER_CALLS = ("check_cell", "autograder.")
 
 
+class ReleaseError(RuntimeError):
+    """A release nbgrader refuses for a reason the instructor can act on (said in the message)."""
+
+
 def source_path(name: str, *, root: Path) -> Path:
     return Path(root) / SOLUTIONS / name / f"{name}.md"
 
@@ -80,6 +84,13 @@ def generate(name: str, *, root: Path, workdir: Path, db_url: str | None = None)
         check=False, cwd=workdir, env=env, capture_output=True, text=True,
     )
     released = workdir / "release" / name / f"{name}.ipynb"
+    if "because there are submissions associated with it" in done.stderr:
+        raise ReleaseError(
+            f"{name} was not released: the gradebook {db_url} holds submissions of {name} graded "
+            "against its earlier cells, and the source adds or removes nbgrader cells (graded, "
+            "solution or task cells). nbgrader refuses that, since those grades belong to the "
+            "old cells. Keep those cells as they were, or move the gradebook aside (it holds "
+            "the grades so far), then release and regrade into a new one.")
     if done.returncode != 0 or not released.is_file():
         raise RuntimeError(f"nbgrader generate_assignment failed for {name}:\n{done.stderr}")
     return released
