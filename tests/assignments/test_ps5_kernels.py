@@ -148,8 +148,6 @@ def _speed_check():
 
 def _expect_as_the_grader(check, inputs):
     """check.expect(inputs) under the check's JAX options, as the grader computes it."""
-    import jax
-
     before = {key: getattr(jax.config, key) for key, _ in check.jax_config}
     for key, value in check.jax_config:
         jax.config.update(key, value)
