@@ -7,6 +7,14 @@ the cells; comparison happens here. A child that hangs, crashes or exits fails o
 had not answered; a fresh child (cells re-run) takes the remaining ones, within a bounded number
 of restarts and the notebook's time budget.
 
+A time limit never fails a check silently: the machine may just be busy (another class grading on
+the same cores). A cell or a check stopped by its limit runs once more in a fresh process with
+twice the limit (``TIME_LIMIT_SCALE``); stopped again, it is ``error`` (to be regraded), never
+``failed``, and so is every check the notebook's time budget did not reach. Once a rule has been
+stopped twice, its remaining checks are ``error`` without running, and a later first stop of
+another rule is not retried (the loop is the notebook's, not the machine's); time-outs do not use
+up the restarts a crashing notebook is allowed, so no other rule is charged for one.
+
 Every frame from the child is hostile data (see autograder.sandbox for the threat model): each
 is checked against the protocol (which message may come when, the type and size of every field)
 and any deviation fails the submission's remaining checks; nothing a frame says sets the row's
@@ -88,6 +96,11 @@ NOTE_CHARS = 500
 # Environment the fork server (and so every sandbox) starts with: JAX's and XLA's own settings
 # only, so /proc/self/environ in the sandbox shows nothing of the grader's.
 _SANDBOX_ENV_PREFIXES = ("JAX_", "XLA_", "TF_CPP_")
+
+
+# A cell or check stopped by its time limit runs once more with this many times the limit.
+TIME_LIMIT_SCALE = 2.0
+TIME_ERROR = "status error: to be regraded, not a wrong answer"
 
 
 class ProtocolError(Exception):
@@ -503,6 +516,14 @@ class _Session:
         # Set once the submission's process broke the protocol or tripped the tripwire: every
         # check not yet answered fails with this, in this group and the next.
         self.aborted: str | None = None
+        # Time limits: cells and tasks stopped once (now run with the longer limit), tasks
+        # stopped twice, and whether any stop was confirmed (then a first stop is final).
+        self.slow_cells: set[int] = set()
+        self.slow_tasks: set[str] = set()
+        self.timed_out_tasks: set[str] = set()
+        self.confirmed_loop = False
+        self.retry_now: str | None = None  # a check to ask again first, in a fresh process
+        self.time_stop = False  # the last child was stopped by a time limit, not a crash
 
     def run_group(self, jax_config: tuple, checks: list[Check]) -> None:
         expected: dict | None = None
@@ -512,11 +533,20 @@ class _Session:
                 for check in pending:
                     self._fail(check, self.aborted)
                 return
-            if self.restarts > self.limits.max_restarts or time.monotonic() >= self.deadline:
-                why = ("the notebook's time budget was used up" if time.monotonic() >= self.deadline
-                       else "too many restarts of the notebook's process")
+            if time.monotonic() >= self.deadline:
                 for check in pending:
-                    self._fail(check, f"not run: {why}")
+                    self._time_error(check, "not run: the notebook's time budget of "
+                                     f"{self.limits.notebook_timeout_s:g} s was used up")
+                return
+            for check in [c for c in pending if c.task in self.timed_out_tasks]:
+                self._time_error(check, "not run: an earlier check of this rule was stopped by "
+                                 "its time limit twice")
+                pending.remove(check)
+            if not pending:
+                return
+            if self.restarts > self.limits.max_restarts:
+                for check in pending:
+                    self._fail(check, "not run: too many restarts of the notebook's process")
                 return
             child = self._start(jax_config)
             try:
@@ -531,7 +561,7 @@ class _Session:
                     self._abort(f"the notebook's process broke the grading protocol ({err})")
                     continue
                 if ready is None:
-                    self.restarts += 1
+                    self._count_restart()
                     continue
                 if ready:
                     # Patched libraries, threads or hooks left by the cells: no check can trust
@@ -548,9 +578,15 @@ class _Session:
                         child.kill()
                         self._abort(f"the notebook's process broke the grading protocol ({err})")
                         alive = False
+                    if self.retry_now == check.id:
+                        # Stopped by its time limit once: again first, in a fresh process, with
+                        # the longer limit; a time-out is not a crash, so no restart is used.
+                        self.retry_now = None
+                        self.time_stop = False
+                        break
                     pending.pop(0)
                     if not alive:
-                        self.restarts += 1
+                        self._count_restart()
                         break
                 else:
                     try:
@@ -629,8 +665,14 @@ class _Session:
             except TimeoutError:
                 child.kill()
                 if current is not None and cell_deadline <= self.deadline:
-                    self._skip(current, f"time limit of {self.limits.cell_timeout_s:g} s per "
-                               "cell exceeded")
+                    limit = self._cell_limit(current)
+                    if current in self.slow_cells or self.confirmed_loop:
+                        self.confirmed_loop = True
+                        self._skip(current, f"time limit of {limit:g} s per cell exceeded "
+                                   "(checks that fail after it are marked error, to be regraded)")
+                    else:
+                        self.slow_cells.add(current)  # once more, with the longer limit
+                    self.time_stop = True
                 return None
             except (EOFError, OSError, ChannelError) as err:
                 if isinstance(err, ChannelError):
@@ -674,7 +716,7 @@ class _Session:
                         or not hello):
                     raise ProtocolError("a cell started out of order")
                 started, current, last = True, index, index
-                cell_deadline = time.monotonic() + self.limits.cell_timeout_s
+                cell_deadline = time.monotonic() + self._cell_limit(index)
             elif kind == "cell_done":
                 _expect_fields(message, {"cell_done": int, "output": str, "error": (str, None)})
                 index = message["cell_done"]
@@ -722,7 +764,7 @@ class _Session:
     def _probe(self, child: _Child, check: Check, prepared: tuple) -> bool:
         """Run one check; False when the child is gone (the check has been failed)."""
         inputs, expected = prepared
-        deadline = min(self.deadline, time.monotonic() + check.timeout_s)
+        deadline = min(self.deadline, time.monotonic() + self._check_limit(check))
         outcome = self._ask(child, check, inputs, deadline)
         if outcome is None:
             return self._asked_ok
@@ -742,7 +784,7 @@ class _Session:
         if verdict.passed:
             self.result["tests"][check.id] = _entry(check, float(check.points), "passed", "")
         else:
-            self._fail(check, clean_text(verdict.message, 1000))
+            self._fail_verdict(check, clean_text(verdict.message, 1000))
         return True
 
     @staticmethod
@@ -763,9 +805,7 @@ class _Session:
             reply = child.chan.recv(deadline)
         except TimeoutError:
             child.kill()
-            limit = ("the notebook's time budget" if deadline == self.deadline
-                     else f"the time limit of {check.timeout_s:g} s")
-            self._fail(check, f"{limit} was exceeded while running this check")
+            self._timed_out(check, budget=deadline == self.deadline)
             return None
         except ChannelError:
             child.kill()
@@ -799,13 +839,58 @@ class _Session:
             return None
         return outcome
 
-    def _fail(self, check: Check, why: str) -> None:
+    def _count_restart(self) -> None:
+        """A fresh child is needed: a crash uses up one of the allowed restarts, a time-out
+        (the machine may be busy) does not; the notebook's time budget bounds both."""
+        if not self.time_stop:
+            self.restarts += 1
+        self.time_stop = False
+
+    def _cell_limit(self, run_index: int) -> float:
+        scale = TIME_LIMIT_SCALE if run_index in self.slow_cells else 1.0
+        return self.limits.cell_timeout_s * scale
+
+    def _check_limit(self, check: Check) -> float:
+        return check.timeout_s * (TIME_LIMIT_SCALE if check.task in self.slow_tasks else 1.0)
+
+    def _timed_out(self, check: Check, *, budget: bool) -> None:
+        """A check stopped by a time limit: asked again once with the longer limit, else
+        ``error``; the rule's remaining checks follow without running."""
+        if budget:
+            self._time_error(check, "the notebook's time budget of "
+                             f"{self.limits.notebook_timeout_s:g} s ran out during this check")
+            return
+        self.time_stop = True
+        limit = self._check_limit(check)
+        if check.task in self.slow_tasks or self.confirmed_loop:
+            self.confirmed_loop = True
+            self.timed_out_tasks.add(check.task)
+            self._time_error(check, f"the time limit of {limit:g} s was exceeded while running "
+                             "this check" + (" (the second time, with the longer limit)"
+                                             if check.task in self.slow_tasks else ""))
+        else:
+            self.slow_tasks.add(check.task)
+            self.retry_now = check.id
+
+    def _time_error(self, check: Check, why: str) -> None:
+        self._fail(check, f"{why.rstrip('.')}; {TIME_ERROR}", status="error")
+
+    def _fail_verdict(self, check: Check, why: str) -> None:
+        if any(w.startswith("time limit") for w in self.skip.values()):
+            # A cell stopped by its time limit may be what this check misses: not the rule's
+            # fault as far as the grader can tell, so not a silent 0 either.
+            self._fail(check, f"{why.rstrip('.')} (a cell was stopped by its time limit: "
+                       f"{TIME_ERROR})", status="error")
+        else:
+            self._fail(check, why)
+
+    def _fail(self, check: Check, why: str, status: str = "failed") -> None:
         assignment: Assignment = _state["assignment"]
         task = assignment.task(check.task)
-        blame = f" {check.blame}" if check.blame else ""
+        blame = f" {check.blame}" if check.blame and status == "failed" else ""
         message = f"[{task.id}] {why.rstrip('.')}.{blame}"
         message += policy.refusal_of_task(self.notebook, task.id)
-        self.result["tests"][check.id] = _entry(check, 0.0, "failed", message)
+        self.result["tests"][check.id] = _entry(check, 0.0, status, message)
 
     def _tampering(self, who: str, names: list[str]) -> str:
         shown = "; ".join(names[:6]) + (" ..." if len(names) > 6 else "")
