@@ -17,6 +17,7 @@ import hostile
 import pytest
 from engine_helpers import REPO, grade_args, grade_env, read_grades, read_result
 
+from autograder import runner
 from autograder.record import _gradebook_api
 from autograder.runner import student_env
 
@@ -24,6 +25,10 @@ SECRET_ENV = "GRADER_ONLY_TOKEN"
 SECRET_VALUE = "tok-7f3a9c-grader-env"
 HTML_PROBE = "<script>alert('feedback')</script>"
 HOST_FILES = ("/run/lock/walls-probe", "/dev/shm/walls-probe", "/var/tmp/walls-probe")
+# This module's runs take their uids from a range of their own, so the check that nothing is left
+# running looks at this run's processes only, whatever other grading runs share the machine.
+BASE_UID = 300_000_000
+OWN_UIDS = range(BASE_UID, BASE_UID + runner.UID_BLOCKS * runner.UID_BLOCK)
 
 
 def _all_cases(snoop_paths):
@@ -63,7 +68,7 @@ def graded(tmp_path_factory):
     # A decoy result another run left in OUT: student code must not be able to overwrite it.
     (out / "results").mkdir(parents=True)
     segments = _sysv_segments()
-    env = grade_env({SECRET_ENV: SECRET_VALUE})
+    env = grade_env({SECRET_ENV: SECRET_VALUE, "AUTOGRADER_BASE_UID": str(BASE_UID)})
     runs = [subprocess.Popen(grade_args(sub, dest, "--workers", "1"), env=env, cwd=REPO,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for sub, dest in ((submitted, out), (honest_submitted, base / "honest_out"))]
@@ -231,7 +236,7 @@ def test_nothing_outlives_the_run_or_reaches_the_host(graded):
     leftover = []
     for entry in os.scandir("/proc"):
         try:
-            if entry.name.isdigit() and os.stat(entry.path).st_uid >= 1_000_000:
+            if entry.name.isdigit() and os.stat(entry.path).st_uid in OWN_UIDS:
                 leftover.append(entry.name)
         except OSError:
             continue

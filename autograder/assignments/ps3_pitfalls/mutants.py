@@ -730,4 +730,14 @@ def histogram(v, bins):
     result = jax.ShapeDtypeStruct((bins,), np.int32)
     return jax.pure_callback(host, result, v, vmap_method="expand_dims")
 '''}),
+    "callback_bound_early": ("host_histogram bound early, as a default argument and a partial",
+                             {"callback": '''
+import functools
+
+
+def histogram(v, bins, host=host_histogram):
+    result = jax.ShapeDtypeStruct((bins,), jnp.int32)
+    return jax.pure_callback(functools.partial(host, bins=bins), result, v,
+                             vmap_method="sequential")
+'''}),
 }
