@@ -106,19 +106,28 @@ def draw_steps(rng: np.random.Generator, n_args: int, cover, extra: int, ops=UNA
     return steps
 
 
-def tame(program: dict, args: list, bound: float = 1e3) -> bool:
-    """Whether every value the program computes on ``args`` is finite and below ``bound``."""
+def tame(program: dict, args: list, bound: float = 1e3, margin: float = 0.0) -> bool:
+    """Whether every value the program computes on ``args`` is finite and below ``bound``, and
+    every divisor at least ``margin`` from zero (``log`` is taken of v*v + LOG_SHIFT: safe).
+
+    The margin is for higher derivatives: the k-th derivative of ``a / b`` carries rounding
+    error of about eps / |b|**(k + 1), so near zero two correct rules applied in a different
+    order differ by more than any tolerance, however the expectation is computed (``x / x``
+    at x = 0.0078: a third derivative of 2e-8 where the exact one is 0)."""
     lib = numpy_lib()
     vals = [np.asarray(a, dtype=np.float64) for a in args]
     with np.errstate(all="ignore"):
         for op, *operands in program["steps"]:
+            if margin and op == "div" and np.any(np.abs(vals[operands[-1]]) < margin):
+                return False
             vals.append(np.asarray(apply(op, lib, *(vals[i] for i in operands))))
     return all(np.all(np.isfinite(v)) and np.all(np.abs(v) < bound) for v in vals)
 
 
-def draw_elementwise(rng: np.random.Generator, n_args: int, cover, *, rank=None, extra=None):
+def draw_elementwise(rng: np.random.Generator, n_args: int, cover, *, rank=None, extra=None,
+                     margin: float = 0.0):
     """A tame random program over arrays of one rank (0 to 4) and lower, its arguments and
-    tangents: {"program", "primals", "tangents"}."""
+    tangents: {"program", "primals", "tangents"}; ``margin``: see ``tame``."""
     for _ in range(200):
         r = int(rng.integers(0, 5)) if rank is None else rank
         shapes = draw_shapes(rng, n_args, r)
@@ -126,7 +135,7 @@ def draw_elementwise(rng: np.random.Generator, n_args: int, cover, *, rank=None,
         program = {"steps": draw_steps(rng, n_args, list(cover), n_extra),
                    "sum": draw_sum_axes(rng, r)}
         args = [rng.uniform(-1.5, 1.5, size=s) for s in shapes]
-        if tame(program, args):
+        if tame(program, args, margin=margin):
             return {"program": program, "primals": args,
                     "tangents": [rng.uniform(-1.0, 1.0, size=s) for s in shapes]}
     raise RuntimeError("no tame program found")  # pragma: no cover - vanishingly unlikely
