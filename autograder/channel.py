@@ -43,6 +43,12 @@ _EXTENDED_DTYPES = {name: np.dtype(getattr(ml_dtypes, name)) for name in (
 _PLAIN_KINDS = set("biufc")
 
 
+# The channel's own encoder and decoder, not json's shared default instances: the guard
+# (autograder.guard) compares their attributes before every reply.
+ENCODER = json.JSONEncoder()
+DECODER = json.JSONDecoder()
+
+
 class ChannelError(Exception):
     """A frame was malformed, forged or replayed."""
 
@@ -117,7 +123,7 @@ class Channel:
 
 def encode(message: Any) -> bytes:
     blobs: list[bytes] = []
-    structure = json.dumps(_to_json(message, blobs)).encode()
+    structure = ENCODER.encode(_to_json(message, blobs)).encode()
     parts = [_HEADER.pack(len(structure)), structure, _HEADER.pack(len(blobs))]
     for blob in blobs:
         parts += [_HEADER.pack(len(blob)), blob]
@@ -137,7 +143,7 @@ def decode(payload: bytes) -> Any:
         return out
 
     (n_struct,) = _HEADER.unpack(take(4))
-    structure = json.loads(take(n_struct))
+    structure = DECODER.decode(take(n_struct).decode())
     (n_blobs,) = _HEADER.unpack(take(4))
     blobs = []
     for _ in range(n_blobs):

@@ -6,7 +6,11 @@ Three mechanisms, all set up in the student's process before its first cell runs
   modules and every class they define, JAX's rule registries, ``sys.modules``, ``builtins``, the
   autograder's own modules and classes). ``restore()`` puts back whatever was changed and names
   it; the grader fails every check the change could have reached. JAX's registries may change
-  only for the assignment's own primitives (``Assignment.extra["own_primitives"]``).
+  only for the assignment's own primitives (``Assignment.extra["own_primitives"]``). What can
+  be rewritten in place without rebinding anything is compared by content: every function of
+  the autograder's modules and of the probes (its code, marshalled, with its globals, defaults
+  and closure) and the attributes of the channel's JSON encoder and decoder, which every reply
+  passes through.
 * :func:`install_tripwire` adds an audit hook (PEP 578). Audit hooks cannot be removed from Python
   and see every way code reaches into the interpreter: walking the heap (``gc``), frames
   (``sys._getframe``, ``tb_frame``, ``gi_frame``), native memory (``ctypes``), trace and profile
@@ -26,6 +30,7 @@ them off; reaching the closures themselves needs the heap or frames, which the t
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
 import signal
@@ -111,10 +116,17 @@ def _make_restore(own: frozenset, extra_modules: tuple[str, ...]) -> Callable[[]
         registries.append((f"{platform} lowerings", table, dict(table)))
     platforms = frozenset(platform_tables)
     modules_live, modules_snap = sys.modules, dict(sys.modules)
+    trusted = {m for m in _MODULES if m.startswith("autograder")} | set(extra_modules)
+    functions = _trusted_functions(dicts, classes, frozenset(trusted))
+    from autograder import channel
+
+    for label, obj in (("channel encoder", channel.ENCODER), ("channel decoder", channel.DECODER)):
+        dicts.append((label, vars(obj), dict(vars(obj)), frozenset()))
     # Everything the closure calls is bound here, before student code can rebind any of it.
     _setattr, _delattr, _vars, _getattr, _ModuleType = (setattr, delattr, vars, getattr,
                                                         types.ModuleType)
     _isinstance, _str, _sorted, _set, _repr = isinstance, str, sorted, set, repr
+    _fingerprint = _function_fingerprint
     missing = _MISSING
 
     def restore() -> list[str]:
@@ -179,9 +191,62 @@ def _make_restore(own: frozenset, extra_modules: tuple[str, ...]) -> Callable[[]
             if modules_live.get(name, missing) is not module:
                 changed.append("sys.modules[" + _repr(name) + "]")
                 modules_live[name] = module
+        for label, fn, print_ in functions:
+            if _fingerprint(fn) != print_:
+                # Rewritten in place (the code's bytes, its constants, its globals): nothing to
+                # put back, so the check fails.
+                changed.append(label + " (rewritten in place)")
         return _sorted(_set(changed))
 
     return restore
+
+
+def _code_digest(code: types.CodeType) -> bytes:
+    """A digest of what the code does: its bytecode (``co_code`` is the unspecialised form,
+    stable while it runs), its names and its constants, nested code included. Not ``marshal``:
+    its output depends on reference counts."""
+    digest = hashlib.sha256(code.co_code)
+    digest.update(repr((code.co_names, code.co_varnames, code.co_freevars,
+                        code.co_cellvars)).encode("utf-8", "surrogatepass"))
+    for const in code.co_consts:
+        digest.update(_code_digest(const) if type(const) is types.CodeType
+                      else repr(const).encode("utf-8", "surrogatepass"))
+    return digest.digest()
+
+
+def _function_fingerprint(fn: types.FunctionType) -> tuple:
+    # Identities where an object may hold arrays (defaults): `==` on those is not a bool.
+    code, kwdefaults = fn.__code__, fn.__kwdefaults__ or {}
+    return (id(code), _code_digest(code), id(fn.__globals__), id(fn.__builtins__),
+            tuple(id(d) for d in fn.__defaults__ or ()),
+            tuple((k, id(v)) for k, v in kwdefaults.items()),
+            tuple(id(cell) for cell in fn.__closure__ or ()))  # contents may change (nonlocal)
+
+
+def _trusted_functions(dicts: list, classes: list, modules: frozenset) -> list:
+    """(label, function, fingerprint) of every function the autograder's modules and the probes
+    define, at module level or in their classes (methods, static and class methods, property
+    accessors)."""
+    found: list[tuple[str, types.FunctionType, tuple]] = []
+    seen: set[int] = set()
+
+    def add(label: str, value: Any) -> None:
+        for fn in (value, getattr(value, "__func__", None), getattr(value, "fget", None),
+                   getattr(value, "fset", None)):
+            if type(fn) is types.FunctionType and id(fn) not in seen:
+                seen.add(id(fn))
+                found.append((label, fn, _function_fingerprint(fn)))
+
+    for name, _, snap, _ in dicts:
+        if name in modules:
+            for key, value in snap.items():
+                if getattr(value, "__module__", None) == name:
+                    add(f"{name}.{key}", value)
+    for label, cls, snap in classes:
+        if cls.__module__.startswith("autograder") or cls.__module__ in modules:
+            for key, value in snap.items():
+                add(f"{label}.{key}", value)
+    return found
 
 
 # What the tripwire saw, by exit status offset (the grader turns the status into the message).
