@@ -6,8 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from autograder.grading import UsageError
-from autograder.runner import Limits
+# Light imports only: `export`, `release`, `gradescope` and `--help` never start JAX (the
+# grading engine is imported by the command that needs it).
+from autograder.limits import Limits, UsageError
 
 
 def _grade(args: argparse.Namespace) -> int:
@@ -75,7 +76,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m autograder",
                                 description="Release, grade and demo the course's assignments.")
     sub = p.add_subparsers(dest="command", required=True)
-    g = sub.add_parser("grade", help="grade a class of submissions (nbgrader layout)")
+    g = sub.add_parser("grade", help="grade a class of submissions (nbgrader layout)",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     g.add_argument("assignment")
     g.add_argument("submitted", type=Path, help="SUBMITTED/<student>/<assignment>/*.ipynb")
     g.add_argument("--out", type=Path, required=True)
@@ -84,9 +86,12 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--root", type=Path, default=Path("."), help="course root")
     g.add_argument("--package", default="autograder.assignments", help=argparse.SUPPRESS)
     g.add_argument("--seed", default=None, help="input seed instead of the course secret file")
-    g.add_argument("--cell-timeout", type=float, default=Limits.cell_timeout_s)
-    g.add_argument("--notebook-timeout", type=float, default=Limits.notebook_timeout_s)
-    g.add_argument("--memory-mb", type=int, default=Limits.memory_mb)
+    g.add_argument("--cell-timeout", type=float, default=Limits.cell_timeout_s,
+                   help="seconds per cell (a cell stopped once runs again with twice this)")
+    g.add_argument("--notebook-timeout", type=float, default=Limits.notebook_timeout_s,
+                   help="seconds for all of one submission's processes together")
+    g.add_argument("--memory-mb", type=int, default=Limits.memory_mb,
+                   help="MiB of memory for all of one submission's processes together")
     g.add_argument("--no-namespaces", action="store_true",
                    help="skip Linux namespaces (limits and the channel still apply)")
     g.add_argument("--no-cell-policy", action="store_true",

@@ -11,6 +11,7 @@ import concurrent.futures
 import importlib
 import multiprocessing
 import os
+import pkgutil
 import secrets
 import sys
 import time
@@ -18,16 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import feedback, record, reproduce, summary
+from autograder.limits import UsageError
 from autograder.normalise import read_release
 from autograder.record import clean_text
 from autograder.runner import Config, Limits, check_name, grade_notebook, init_worker
 from autograder.spec import Assignment
 
 SECRET_FILE = ".autograder_secret"
-
-
-class UsageError(Exception):
-    """Bad arguments: unknown assignment, missing directory (exit status 2)."""
 
 
 @dataclass
@@ -44,7 +42,10 @@ def load_assignment(name: str, package: str) -> Assignment:
     try:
         return importlib.import_module(f"{package}.{name}.checks").ASSIGNMENT
     except ModuleNotFoundError as err:
-        raise UsageError(f"unknown assignment {name!r} ({err})") from None
+        known = sorted(m.name for m in pkgutil.iter_modules(
+            importlib.import_module(package).__path__) if m.ispkg)
+        raise UsageError(f"unknown assignment {name!r} (the assignments are: "
+                         f"{', '.join(known)}; {err})") from None
 
 
 def course_secret(root: Path, seed: str | None) -> bytes:

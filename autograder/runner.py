@@ -55,23 +55,10 @@ import numpy as np
 from autograder import policy, sandbox, submission
 from autograder.channel import Channel, ChannelError
 from autograder.guard import TRIPWIRE_KINDS
+from autograder.limits import Limits
 from autograder.normalise import Notebook, NotebookError, normalise
 from autograder.record import clean_text
 from autograder.spec import Assignment, Check, Outcome, Verdict
-
-
-@dataclass(frozen=True)
-class Limits:
-    cell_timeout_s: float = 60.0
-    notebook_timeout_s: float = 600.0  # all children of one submission together
-    memory_mb: int = 3072
-    nproc: int = 512  # processes and threads of one submission (XLA threads count)
-    disk_mb: int = 256
-    output_chars: int = 200_000
-    cell_output_chars: int = 20_000
-    max_restarts: int = 3
-    namespaces: bool = True
-    cell_policy: bool = True  # autograder.policy; off only to test the walls behind it
 
 
 @dataclass
