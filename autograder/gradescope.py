@@ -5,8 +5,14 @@ the image, then ``run_autograder`` for each submission, which must leave
 ``/autograder/results/results.json``. Ours grades the one submitted notebook with the same
 ``grade`` command as a local class (same sandbox, same checks, the course's secret from the
 bundle, so a re-run gives the same grade) and converts its results with
-``autograder.exports.write_gradescope``. The bundle holds the course's code and the secret, never
-the solutions: it is the instructor's upload, not something students see.
+``autograder.exports.write_gradescope``.
+
+The bundle carries what grading that one assignment needs (``bundle_files``): the engine, that
+assignment's checks, probes and reproducers, the course's package its checks import, its release
+notebook, the pins and the secret; never the solutions, the other assignments, or the wrong
+solutions and correct alternatives the tests use (``mutants.py``). It is the instructor's upload,
+not something students see. The submitted notebook is chosen as the local grader chooses
+(``stage_submission``): Jupyter's ``.ipynb_checkpoints`` and other hidden folders never count.
 """
 
 from __future__ import annotations
@@ -38,20 +44,65 @@ student="$("$python" -c 'import json, sys
 users = json.load(open(sys.argv[1])).get("users") or [{{}}]
 print(users[0].get("id") or users[0].get("sid") or "student")' "$root/submission_metadata.json")"
 work="$(mktemp -d)"
-mkdir -p "$work/submitted/$student/{assignment}"
-notebook="$(find "$root/submission" -maxdepth 2 -name '*.ipynb' -type f | sort | head -n 1)"
-if [ -n "$notebook" ]; then
-  cp "$notebook" "$work/submitted/$student/{assignment}/"
-fi
 cd "$source"
+"$python" -c 'import sys
+from pathlib import Path
+from autograder.gradescope import stage_submission
+stage_submission(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3])' \
+  "$root/submission" "$work/submitted/$student/{assignment}" "{notebook}"
 "$python" -m autograder grade {assignment} "$work/submitted" --out "$work/out" \\
   --root "$source" --db "sqlite:///$work/gradebook.db" --workers 1 --no-progress
 "$python" -m autograder export gradescope "$work/out" "$student" \\
   --dest "$root/results/results.json"
 """
 
-# What the bundle carries: the course's packages, the assignment's release notebook and the pins.
+# What grading needs besides the assignment's own folder: the engine, the course's package
+# (checks and probes import it), the pins. Not the modules that build demo classes.
 _CARRIED = ("autograder", "jaxcourse", "pyproject.toml", "requirements.txt", "constraints.txt")
+_LEFT_OUT = ("autograder/classroom.py", "autograder/demo.py", "autograder/assignments/edits.py")
+# Folders Jupyter, macOS archives and editors leave beside a notebook.
+_IGNORED_FOLDERS = ("__MACOSX", "__pycache__")
+
+
+def stage_submission(submission: Path, folder: Path, notebook: str) -> list[Path]:
+    """Copy the submitted notebook(s) into ``folder`` (SUBMITTED/<student>/<assignment>/) so
+    that the local grader's rule picks the same one it would pick from a class: the notebook
+    named ``notebook`` if there is one, else the only notebook; never one under a hidden folder
+    (``.ipynb_checkpoints/<name>-checkpoint.ipynb``). Nested folders (an uploaded zip) count;
+    the shallowest file of a name wins."""
+    folder.mkdir(parents=True, exist_ok=True)
+    found: dict[str, Path] = {}
+    candidates = sorted(Path(submission).rglob("*.ipynb"),
+                        key=lambda p: (len(p.relative_to(submission).parts), str(p)))
+    for path in candidates:
+        parts = path.relative_to(submission).parts
+        if any(part.startswith(".") or part in _IGNORED_FOLDERS for part in parts):
+            continue
+        if path.is_file() and not path.is_symlink():
+            found.setdefault(path.name, path)
+    chosen = [found[notebook]] if notebook in found else list(found.values())
+    for path in chosen:
+        (folder / path.name).write_bytes(path.read_bytes())
+    return [folder / p.name for p in chosen]
+
+
+def bundle_files(assignment: str, root: Path) -> list[tuple[Path, str]]:
+    """(file, name in the bundle) of everything the bundle carries for ``assignment``."""
+    root = Path(root)
+    files = []
+    for item in (*_CARRIED, f"assignments/{assignment}"):
+        path = root / item
+        for child in [path] if path.is_file() else sorted(path.rglob("*")):
+            name = child.relative_to(root).as_posix()
+            if not child.is_file() or "__pycache__" in child.parts or name in _LEFT_OUT:
+                continue
+            parts = child.relative_to(root).parts
+            # Of the assignments' modules, only this assignment's grading ones: no mutants.
+            if parts[:2] == ("autograder", "assignments") and len(parts) > 3 and (
+                    parts[2] != assignment or parts[-1] == "mutants.py"):
+                continue
+            files.append((child, name))
+    return files
 
 
 def build_bundle(*, assignment: str, root: Path, dest: Path) -> Path:
@@ -59,30 +110,20 @@ def build_bundle(*, assignment: str, root: Path, dest: Path) -> Path:
     from autograder.grading import course_secret, load_assignment
 
     root, dest = Path(root), Path(dest)
-    load_assignment(assignment, "autograder.assignments")  # a UsageError for a wrong name
-    release = root / "assignments" / assignment
+    spec = load_assignment(assignment, "autograder.assignments")  # UsageError for a wrong name
     secret = course_secret(root, None)
     dest.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as z:
         for name, text in (("setup.sh", SETUP_SH),
-                           ("run_autograder", RUN_AUTOGRADER.format(assignment=assignment))):
+                           ("run_autograder", RUN_AUTOGRADER.format(assignment=assignment,
+                                                             notebook=spec.notebook))):
             info = zipfile.ZipInfo(name)
             info.external_attr = (stat.S_IFREG | 0o755) << 16
             z.writestr(info, text)
         z.writestr(".autograder_secret", secret.decode() + "\n")
-        for item in _CARRIED:
-            _add(z, root / item, root)
-        _add(z, release, root)
+        for path, name in bundle_files(assignment, root):
+            z.write(path, name)
     return dest
-
-
-def _add(z: zipfile.ZipFile, path: Path, root: Path) -> None:
-    if path.is_file():
-        z.write(path, path.relative_to(root).as_posix())
-        return
-    for child in sorted(path.rglob("*")):
-        if child.is_file() and "__pycache__" not in child.parts:
-            z.write(child, child.relative_to(root).as_posix())
 
 
 def unpack(bundle: Path, dest: Path) -> Path:
