@@ -51,7 +51,7 @@ def _export(args: argparse.Namespace) -> int:
     if args.format == "gradescope":
         if not args.student:
             raise UsageError("export gradescope needs the student id")
-        if not (args.graded / "results" / f"{args.student}.json").is_file():
+        if exports.results_path(args.graded, args.student) is None:
             raise UsageError(f"no results for student {args.student!r} in {args.graded}")
         exports.write_gradescope(args.graded, args.student, args.dest or Path("results.json"),
                                  visibility=args.visibility, test_visibility=args.visibility)

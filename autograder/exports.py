@@ -25,6 +25,8 @@ import io
 import json
 from pathlib import Path
 
+from autograder.record import csv_field, csv_field_read, safe_filename
+
 GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
 CANVAS_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 
@@ -36,8 +38,21 @@ def read_results(out: Path) -> list[dict]:
 
 
 def read_grades(out: Path) -> list[dict]:
+    """grades.csv's rows, each field as ``grade`` had it (record.csv_field undone)."""
     with open(Path(out) / "grades.csv", newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
+        return [{k: csv_field_read(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def results_path(out: Path, student_id: str) -> Path | None:
+    """The results JSON of ``student_id`` (named by record.safe_filename; a folder name that was
+    not UTF-8 is found by the id grades.csv shows), or None."""
+    path = Path(out) / "results" / f"{safe_filename(student_id)}.json"
+    if path.is_file():
+        return path
+    for other in sorted((Path(out) / "results").glob("*~*.json")):
+        if json.loads(other.read_text(encoding="utf-8")).get("student_id") == student_id:
+            return other
+    return None
 
 
 def gradescope_results(result: dict, *, status: str = "graded", message: str = "",
@@ -74,7 +89,10 @@ def gradescope_results(result: dict, *, status: str = "graded", message: str = "
 
 def write_gradescope(out: Path, student_id: str, dest: Path, **visibility: str) -> Path:
     """``dest`` (Gradescope reads /autograder/results/results.json) for one graded student."""
-    result = json.loads((Path(out) / "results" / f"{student_id}.json").read_text("utf-8"))
+    path = results_path(out, student_id)
+    if path is None:
+        raise FileNotFoundError(f"no results for student {student_id!r} in {out}")
+    result = json.loads(path.read_text("utf-8"))
     row = next((r for r in read_grades(out) if r["student_id"] == student_id), {})
     data = gradescope_results(result, status=row.get("status", "graded"),
                               message=row.get("message", ""), **visibility)
@@ -103,12 +121,13 @@ def canvas_csv(out: Path, *, column: str | None = None, roster: Path | None = No
     column = column or (grades[0]["assignment"] if grades else "assignment")
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow([*CANVAS_IDENTITY, column])
+    writer.writerow([*CANVAS_IDENTITY, csv_field(column)])
     possible = max((float(r["max_score"]) for r in grades), default=0.0)
     writer.writerow(["Points Possible", "", "", "", "", f"{possible:g}"])
     for row in grades:
         who = known.get(row["student_id"], {})
         identity = [who.get(k, "") for k in CANVAS_IDENTITY]
         identity[3] = row["student_id"]
-        writer.writerow([*identity, f"{float(row['score']):g}"])
+        # Scores are ours and never negative; every text field is kept from spreadsheet formulas.
+        writer.writerow([*map(csv_field, identity), f"{float(row['score']):g}"])
     return buffer.getvalue()

@@ -65,8 +65,20 @@ def _markdown() -> MarkdownIt:
     # CommonMark with raw HTML off (it is shown as text) and images off (nothing is loaded).
     # $...$ and $$...$$ are kept as the TeX they are (the page loads no script to typeset them),
     # instead of losing backslashes to markdown's escapes (mdit-py-plugins' dollarmath).
-    return (MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
-            .use(dollarmath_plugin, allow_space=False, allow_digits=False, double_inline=True))
+    md = (MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
+          .use(dollarmath_plugin, allow_space=False, allow_digits=False, double_inline=True))
+    # A student's link is shown as text, never clickable: the page must not send the reader
+    # (an instructor, a grader) anywhere the student chose. ``[text](url)`` reads "text (url)".
+    md.add_render_rule("link_open", lambda self, tokens, idx, options, env: "")
+    md.add_render_rule("link_close", _link_close)
+    return md
+
+
+def _link_close(self, tokens, idx, options, env) -> str:
+    opening = next(t for t in reversed(tokens[:idx]) if t.type == "link_open")
+    if opening.markup == "autolink":  # <https://...>: its text is the address already
+        return ""
+    return f" ({escape(str(opening.attrGet('href') or ''))})"
 
 
 def _esc(text: object, limit: int = MAX_SHOWN) -> str:

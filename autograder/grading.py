@@ -22,7 +22,7 @@ from autograder import feedback, record, reproduce, summary
 from autograder.limits import UsageError
 from autograder.normalise import read_release
 from autograder.record import clean_text
-from autograder.runner import Config, Limits, check_name, grade_notebook, init_worker
+from autograder.runner import Config, Limits, _gpu_not_run, check_name, grade_notebook, init_worker
 from autograder.spec import Assignment
 
 SECRET_FILE = ".autograder_secret"
@@ -143,33 +143,47 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
     else:
         workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
         details = _run_pool(config, jobs, workers, progress)
+    # Checks a detail lacks (the worker failed) are errors, but GPU checks when no worker had a
+    # GPU for them (all such checks were `not-run`): the maximum score is the assignment's, the
+    # same for a student whose worker failed as for the others.
+    gpu_ran = any(d["tests"].get(c.id, {}).get("status", "not-run") != "not-run"
+                  for d in details.values() for c in spec.checks if c.needs_gpu)
     rows, results = [], []
     for student_id, _, _ in jobs:
-        detail = details[student_id]
+        # Every string made writable (a lone surrogate is not UTF-8), the id included; the files
+        # are named from the id as found on disk (record.safe_filename).
+        details[student_id] = detail = record.valid(details[student_id])
+        shown_id = record.valid_text(student_id)
         for c in spec.checks:
-            detail["tests"].setdefault(c.id, {
+            detail["tests"].setdefault(c.id, _gpu_not_run(c) if c.needs_gpu and not gpu_ran else {
                 "name": check_name(c), "points": 0.0, "max_points": float(c.points),
                 "status": "error", "message": f"not graded: {detail['message']}"})
         tests = [detail["tests"][c.id] for c in spec.checks]
-        result = record.results_json(student_id, assignment, tests)
+        result = record.results_json(shown_id, assignment, tests)
         detail["tests_by_check"] = detail["tests"]
-        # A snippet per failed check, unless the file was not a notebook it could follow.
-        detail["reproducers"] = {} if detail["status"] == "error" else {
-            c.id: code for c in spec.checks
-            if detail["tests"][c.id]["status"] in ("failed", "error") and not c.needs_gpu
-            and (code := reproduce.reproducer(assignment, c.id, package)) is not None}
-        record.write_results(out, result)
-        (out / "feedback" / f"{student_id}.html").write_text(
-            feedback.render(result, spec, detail), encoding="utf-8")
-        rows.append({"student_id": student_id, "assignment": assignment,
+        status, message = detail["status"], _row_message(detail, tests)
+        try:
+            _write_student(out, spec, assignment, package, student_id, result, detail)
+        except Exception as err:  # noqa: BLE001 - one student's files must not stop the class
+            status, message = "error", (f"the grader could not write this student's results or "
+                                        f"feedback ({type(err).__name__}: "
+                                        f"{clean_text(str(err), 300)})")
+        rows.append({"student_id": shown_id, "assignment": assignment,
                      "score": result["score"], "max_score": result["max_score"],
-                     "status": detail["status"], "message": _row_message(detail, tests)})
+                     "status": status, "message": message})
         results.append(dict(result, tests_by_check=detail["tests"]))
-    record.write_grades_csv(out, rows)
-    (out / "summary.html").write_text(summary.render(spec, results, rows), encoding="utf-8")
-    gradebook_ready.join()
-    record.write_gradebook(db_url, spec, release_cells, results,
-                           {c.id: c.grade_cell for c in spec.checks})
+    failed: dict[str, str] = {}
+    try:
+        gradebook_ready.join()
+        failed = record.write_gradebook(db_url, spec, release_cells, results,
+                                        {c.id: c.grade_cell for c in spec.checks})
+    finally:
+        # grades.csv and the summary are written whatever happened to the gradebook.
+        for row in rows:
+            if row["student_id"] in failed:
+                row.update(status="error", message=failed[row["student_id"]])
+        record.write_grades_csv(out, rows)
+        (out / "summary.html").write_text(summary.render(spec, results, rows), encoding="utf-8")
     isolation = _isolation(details)
     run = GradeRun(rows, time.monotonic() - started,
                    sum(d.get("check_seconds", 0.0) for d in details.values()), isolation, out,
@@ -177,6 +191,20 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
     if not quiet:
         print(summary_table(run))
     return run
+
+
+def _write_student(out: Path, spec: Assignment, assignment: str, package: str,
+                   student_id: str, result: dict, detail: dict) -> None:
+    """One student's results JSON and feedback page (``student_id``: as found on disk)."""
+    # A snippet per failed check, unless the file was not a notebook it could follow.
+    detail["reproducers"] = {} if detail["status"] == "error" else {
+        c.id: code for c in spec.checks
+        if detail["tests"][c.id]["status"] in ("failed", "error") and not c.needs_gpu
+        and (code := reproduce.reproducer(assignment, c.id, package)) is not None}
+    name = record.safe_filename(student_id)
+    record.write_results(out, result, name)
+    (out / "feedback" / f"{name}.html").write_text(feedback.render(result, spec, detail),
+                                                   encoding="utf-8")
 
 
 def _row_message(detail: dict, tests: list[dict]) -> str:

@@ -67,6 +67,18 @@ def read_release(path: Path) -> list[dict]:
 
 
 def normalise(data: bytes, release: list[dict]) -> Notebook:
+    try:
+        return _normalise(data, release)
+    except NotebookError:
+        raise
+    except Exception as err:  # noqa: BLE001 - RecursionError, MemoryError, ValueError...
+        # Whatever the file holds (100,000 nested lists, a 5,000-digit number past int()'s
+        # limit, ...), reading it fails for this submission alone.
+        raise NotebookError(f"the file could not be read as a notebook ({type(err).__name__}: "
+                            f"{str(err)[:200]})") from None
+
+
+def _normalise(data: bytes, release: list[dict]) -> Notebook:
     if len(data) > MAX_NOTEBOOK_BYTES:
         raise NotebookError(f"the notebook is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB")
     try:

@@ -6,6 +6,7 @@ Only the main process calls these, so the gradebook has a single writer.
 from __future__ import annotations
 
 import csv
+import hashlib
 import importlib.util
 import json
 import os
@@ -36,6 +37,65 @@ def clean_text(text: str, limit: int, *, keep_lines: bool = False) -> str:
     return text
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Student ids used as file names unchanged: every ordinary id (and so every existing output).
+_ORDINARY_ID = re.compile(r"[A-Za-z0-9_@+-][A-Za-z0-9._@+-]{0,99}")
+_ORDINARY_CHAR = re.compile(r"[A-Za-z0-9._@+-]")
+# OWASP's CSV injection rule: a spreadsheet runs a cell starting with these as a formula. A
+# leading quote is escaped too, so that reading back (``csv_field_read``) is exact.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def valid_text(text: str) -> str:
+    """``text`` as valid Unicode: a lone surrogate (from a student's output, markdown or a folder
+    name that is not UTF-8) cannot be written as UTF-8, so it becomes U+FFFD; other text is kept."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def valid(data):
+    """``data`` (plain JSON-like data from a worker) with every string made ``valid_text``."""
+    if isinstance(data, str):
+        return valid_text(data)
+    if isinstance(data, dict):
+        return {valid(k): valid(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [valid(v) for v in data]
+    if isinstance(data, tuple):
+        return tuple(valid(v) for v in data)
+    return data
+
+
+def safe_filename(student_id: str) -> str:
+    """The file name (without suffix) of a student's results and feedback: the id itself when it
+    is an ordinary one; otherwise (too long for the file system, not UTF-8, a path part, a
+    character a shell or a browser would read) a readable escape of it, cut short, and a hash of
+    the whole id so that no two students share a file (``~`` is in no ordinary id)."""
+    if _ORDINARY_ID.fullmatch(student_id):
+        return student_id
+    escaped = "".join(c if _ORDINARY_CHAR.match(c) else "".join(f"%{b:02X}" for b in _bytes(c))
+                      for c in student_id[:60])
+    escaped = escaped.replace(".", "%2E", 1) if escaped.startswith(".") else escaped
+    digest = hashlib.sha256(student_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{escaped[:80]}~{digest}"
+
+
+def _bytes(char: str) -> bytes:
+    try:  # a folder name's byte that is not UTF-8 is the byte itself again (os.fsencode)
+        return char.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return char.encode("utf-8", "surrogatepass")
+
+
+def csv_field(text: str) -> str:
+    """A text field of a CSV file we write, never read as a formula by a spreadsheet."""
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def csv_field_read(text: str) -> str:
+    """The text ``csv_field`` was given."""
+    return text.removeprefix("'")
+
+
 def score_of(tests: list[dict]) -> tuple[float, float]:
     """(score, max_score); checks reported ``not-run`` are left out of the maximum."""
     score = sum(t["points"] for t in tests)
@@ -49,8 +109,9 @@ def results_json(student_id: str, assignment: str, tests: list[dict]) -> dict:
             "max_score": max_score, "tests": tests}
 
 
-def write_results(out: Path, result: dict) -> None:
-    path = out / "results" / f"{result['student_id']}.json"
+def write_results(out: Path, result: dict, name: str | None = None) -> None:
+    """``name``: the file's name, ``safe_filename`` of the student's id as found on disk."""
+    path = out / "results" / f"{name or safe_filename(result['student_id'])}.json"
     path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 
 
@@ -59,7 +120,8 @@ def write_grades_csv(out: Path, rows: list[dict]) -> None:
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: row[k] for k in CSV_FIELDS})
+            writer.writerow({k: csv_field(row[k]) if isinstance(row[k], str) else row[k]
+                             for k in CSV_FIELDS})
 
 
 def _gradebook_api():
@@ -101,11 +163,13 @@ def _venv_on_path() -> None:
 
 
 def write_gradebook(db_url: str, assignment: Assignment, release_cells: list[dict],
-                    results: list[dict], check_cells: dict[str, str]) -> None:
+                    results: list[dict], check_cells: dict[str, str]) -> dict[str, str]:
     """Per nbgrader grade cell, the sum of its checks' points, as the cell's auto_score.
 
     The assignment, notebook and grade cells are created from the release notebook's nbgrader
-    metadata when absent, so ``nbgrader export`` and the formgrader work on the result.
+    metadata when absent, so ``nbgrader export`` and the formgrader work on the result. Each
+    student is written on their own: the returned {student id: why} are those that failed, and
+    the others' rows are written all the same.
     """
     Gradebook, MissingEntry = _gradebook_api()
     _venv_on_path()
@@ -128,22 +192,36 @@ def write_gradebook(db_url: str, assignment: Assignment, release_cells: list[dic
         for grade_id, (points, cell_type) in grade_cells.items():
             gb.update_or_create_grade_cell(grade_id, notebook, assignment.name,
                                            max_score=points, cell_type=cell_type)
+        failed = {}
         for result in results:
-            student = result["student_id"]
             try:
-                gb.find_student(student)
-            except MissingEntry:
-                gb.add_student(student)
-            try:
-                gb.find_submission(assignment.name, student)
-            except MissingEntry:
-                gb.add_submission(assignment.name, student)
-            per_cell = dict.fromkeys(grade_cells, 0.0)
-            for check_id, test in result["tests_by_check"].items():
-                cell = check_cells.get(check_id)
-                if cell in per_cell:
-                    per_cell[cell] += test["points"]
-            for grade_id, score in per_cell.items():
-                grade = gb.find_grade(grade_id, notebook, assignment.name, student)
-                grade.auto_score = min(score, grade_cells[grade_id][0])
-            gb.db.commit()
+                _gradebook_row(gb, MissingEntry, assignment.name, notebook, grade_cells,
+                               result, check_cells)
+            except Exception as err:  # noqa: BLE001 - one student's row must not stop the class
+                gb.db.rollback()
+                failed[result["student_id"]] = (
+                    f"the gradebook row could not be written ({type(err).__name__}: "
+                    f"{clean_text(str(err), 300)})")
+    return failed
+
+
+def _gradebook_row(gb, MissingEntry, name: str, notebook: str, grade_cells: dict, result: dict,
+                   check_cells: dict[str, str]) -> None:
+    student = result["student_id"]
+    try:
+        gb.find_student(student)
+    except MissingEntry:
+        gb.add_student(student)
+    try:
+        gb.find_submission(name, student)
+    except MissingEntry:
+        gb.add_submission(name, student)
+    per_cell = dict.fromkeys(grade_cells, 0.0)
+    for check_id, test in result["tests_by_check"].items():
+        cell = check_cells.get(check_id)
+        if cell in per_cell:
+            per_cell[cell] += test["points"]
+    for grade_id, score in per_cell.items():
+        grade = gb.find_grade(grade_id, notebook, name, student)
+        grade.auto_score = min(score, grade_cells[grade_id][0])
+    gb.db.commit()

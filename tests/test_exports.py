@@ -150,3 +150,46 @@ def test_export_command(demo_out, tmp_path):
                           "nobody"], cwd=ROOT, env=env, capture_output=True, text=True,
                          check=False)
     assert run.returncode == 2 and "no results" in run.stderr
+
+
+def _graded(tmp_path: Path, students: dict[str, float]) -> Path:
+    """A graded class as ``grade`` writes it (grades.csv and results JSON), without grading."""
+    from autograder import record
+
+    out = tmp_path / "graded"
+    (out / "results").mkdir(parents=True)
+    rows = []
+    for student, score in students.items():
+        tests = [{"name": "c: check", "points": score, "max_points": 2.0, "status": "passed",
+                  "message": ""}]
+        record.write_results(out, record.results_json(student, "ps", tests))
+        rows.append({"student_id": student, "assignment": "ps", "score": score,
+                     "max_score": 2.0, "status": "graded", "message": "=HYPERLINK(\"x\")"})
+    record.write_grades_csv(out, rows)
+    return out
+
+
+def test_no_csv_export_field_starts_a_spreadsheet_formula(tmp_path):
+    formula = ["=2+5+cmd|' -C calc'!A0", "@SUM(1+1)*cmd", "+1", "-1", "'quoted"]
+    out = _graded(tmp_path, {"alice": 2.0, **dict.fromkeys(formula, 1.0)})
+    for text in ((out / "grades.csv").read_text(encoding="utf-8"), exports.canvas_csv(out)):
+        for row in csv.reader(io.StringIO(text)):
+            assert not any(f.startswith(("=", "+", "-", "@", "\t", "\r")) for f in row), row
+    # The ids (and messages) read back exactly, so every export finds its student.
+    grades = exports.read_grades(out)
+    assert [g["student_id"] for g in grades] == ["alice", *formula]
+    assert grades[0]["message"] == "=HYPERLINK(\"x\")"
+    for student in formula:
+        dest = exports.write_gradescope(out, student, tmp_path / "r.json")
+        assert json.loads(dest.read_text())["score"] == 1.0
+    canvas = list(csv.reader(io.StringIO(exports.canvas_csv(out))))
+    assert canvas[1][5] == "2" and canvas[2][3] == "alice"
+    assert [r[3] for r in canvas[3:]] == ["'" + f for f in formula]
+
+
+def test_gradescope_finds_a_student_whose_id_is_no_file_name(tmp_path):
+    long_id = "x" * 252
+    out = _graded(tmp_path, {long_id: 1.0, "bob": 2.0})
+    dest = exports.write_gradescope(out, long_id, tmp_path / "r.json")
+    assert json.loads(dest.read_text())["score"] == 1.0
+    assert exports.results_path(out, "nobody") is None
