@@ -339,7 +339,12 @@ def grade_notebook(student_id: str, path: Path | None, problem: str = "",
         data = submission.read(path)
         notebook = normalise(data, _state["config"].release_cells)
         if _state["config"].limits.cell_policy:
-            notebook = policy.apply(notebook, assignment)
+            try:
+                notebook = policy.apply(notebook, assignment)
+            except (RecursionError, MemoryError, ValueError) as err:
+                # Code nested too deep to parse or walk: the notebook's error, not the class's.
+                raise NotebookError(f"the notebook's code could not be checked "
+                                    f"({type(err).__name__})") from None
     except (NotebookError, OSError) as err:
         result.update(status="error", message=str(err))
         for check in assignment.checks:
@@ -394,7 +399,8 @@ def input_seed(secret: bytes, student_id: str, check_id: str, code: str = "") ->
     """The seed of one check's inputs: the course secret, the student, the check and the
     submission's code (``code_digest``), so a resubmission that special-cases inputs it has seen
     meets new ones, while grading the same file again gives identical grades."""
-    message = f"{student_id}\0{check_id}\0{code}".encode()
+    # surrogateescape: a folder name that is not UTF-8 is its own bytes (valid ids: unchanged).
+    message = f"{student_id}\0{check_id}\0{code}".encode("utf-8", "surrogateescape")
     digest = hmac.new(secret, message, hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big")
 
@@ -657,11 +663,13 @@ class _Session:
             except TimeoutError:
                 child.kill()
                 if current is not None and cell_deadline <= self.deadline:
-                    limit = self._cell_limit(current)
                     if current in self.slow_cells or self.confirmed_loop:
+                        again = (f", and again with {self._cell_limit(current):g} s"
+                                 if current in self.slow_cells else "")
                         self.confirmed_loop = True
-                        self._skip(current, f"time limit of {limit:g} s per cell exceeded "
-                                   "(checks that fail after it are marked error, to be regraded)")
+                        self._skip(current, f"time limit of {self.limits.cell_timeout_s:g} s per "
+                                   f"cell exceeded{again} (checks that fail after it are marked "
+                                   "error, to be regraded)")
                     else:
                         self.slow_cells.add(current)  # once more, with the longer limit
                     self.time_stop = True
