@@ -9,9 +9,12 @@ them in the namespace the cells run in, with builtins that hold no way to run a 
 
 What the guards add to the static check: no module object outside the allow-list is ever
 handed to student code or usable by it (``typing.sys``, a module found in some library's
-globals), a few library functions that run strings as code, unpickle, load native code or read
-attributes by name are refused or wrapped, and ``str.format`` fields cannot reach attributes
-starting with ``_``.
+globals), a few library functions that run strings as code, unpickle, load native code, read
+attributes by name or lay arrays over foreign memory are refused or wrapped, ``str.format``
+fields cannot reach attributes starting with ``_``, ``functools.wraps``/``update_wrapper`` copy
+only from functions onto the notebook's own functions, and a class made at run time
+(``type(name, bases, namespace)``, ``dataclasses.make_dataclass``) may define only the dunders
+a class body may: the cells' ``type`` is :class:`CellType`, and no metaclass is handed over.
 
 Imported by the sandbox (fork server preload); holds no grader state, no answer and no key.
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import _string
 import builtins
+import functools
 import importlib
 import string
 import types
@@ -35,6 +39,7 @@ REEXPORTED = ("jaxlib.mlir",)
 # Subtrees of allowed packages that load native code, unpickle, run strings or read memory.
 DENIED_MODULES = (
     "jax.ffi", "jax.extend.ffi", "jax.lib", "jax.tools", "jax.experimental.serialize_executable",
+    "jax.dlpack",
     "jax.experimental.jax2tf", "jaxlib.mlir.execution_engine",
     "numpy.lib", "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing.extbuild",
 )
@@ -63,9 +68,18 @@ DENIED_NAMES = {
 DENIED_ATTRIBUTES = {
     ("numpy", "load"): "it can unpickle, which runs code",
     ("jax.numpy", "load"): "it can unpickle, which runs code",
+    # Arrays over memory the student names: another object's buffer, a file, a capsule.
+    ("numpy", "frombuffer"): "it makes an array over another object's memory",
+    ("numpy", "from_dlpack"): "it makes an array over another object's memory",
+    ("numpy", "fromfile"): "it makes an array from a file",
+    ("numpy", "memmap"): "it maps a file into memory",
+    ("jax.numpy", "frombuffer"): "it makes an array over another object's memory",
+    ("jax.numpy", "from_dlpack"): "it makes an array over another object's memory",
     ("numpy.testing", "measure"): "it runs a string as code",
     ("functools", "singledispatch"): "it evaluates annotations as code",
     ("functools", "singledispatchmethod"): "it evaluates annotations as code",
+    # Its origin is the real type(): ``class M(typing.Type)`` would be a metaclass (use type[X]).
+    ("typing", "Type"): "it hands over the real type(), which makes classes with any dunder",
     # ps3 may import timeit for its clock (timeit.default_timer); the rest compiles strings.
     ("timeit", "timeit"): "it runs a string as code",
     ("timeit", "repeat"): "it runs a string as code",
@@ -73,10 +87,36 @@ DENIED_ATTRIBUTES = {
     ("timeit", "main"): "it runs a string as code",
 }
 # Builtins that run strings, reach namespaces or the interpreter: not in the cells' builtins.
+# ``id`` gives memory addresses, which only an attack needs.
 DENIED_BUILTINS = ("eval", "exec", "compile", "__import__", "globals", "locals", "vars", "open",
                    "breakpoint", "input", "help", "getattr", "setattr", "delattr", "hasattr",
-                   "memoryview", "exit", "quit", "copyright", "credits", "license",
+                   "memoryview", "id", "exit", "quit", "copyright", "credits", "license",
                    "__loader__", "__spec__")
+
+# The dunders a class body may define (deny by default). Everything else is refused, above all
+# the protocols through which NumPy, JAX or Python read memory or namespaces from an object
+# (``__array_interface__``, ``__dlpack__``, ``__jax_array__``, ``__getattr__``, ``__dict__``,
+# descriptors, pickling, ``__index__``): no task needs them. Conversions to numbers stay out
+# too: C code calls them while it reads sizes and indices.
+_OPERATORS = ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "divmod",
+              "lshift", "rshift", "and", "or", "xor")
+ALLOWED_CLASS_DUNDERS = frozenset(
+    {"__init__", "__post_init__", "__call__", "__repr__", "__str__", "__format__",
+     "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__bool__",
+     "__neg__", "__pos__", "__abs__", "__invert__",
+     "__len__", "__iter__", "__next__", "__reversed__", "__contains__",
+     "__getitem__", "__setitem__", "__delitem__", "__enter__", "__exit__", "__slots__"}
+    | {f"__{p}{op}__" for op in _OPERATORS for p in ("", "r", "i") if (p, op) != ("i", "divmod")})
+ALLOWED_CLASS_DUNDERS_TEXT = (
+    "__init__, __post_init__, __call__, __repr__, __str__, __format__, comparisons, __hash__, "
+    "__bool__, arithmetic and bitwise operators (plain, reflected, in-place), __len__, __iter__, "
+    "__next__, __reversed__, __contains__, __getitem__, __setitem__, __delitem__, __enter__, "
+    "__exit__, __slots__")
+
+
+# What functools.update_wrapper/wraps may copy from (Guards adds jax.jit's functions): their
+# ``__dict__`` holds only what was set on them through the guards, or by functools itself.
+_WRAPPABLE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, functools.partial)
 
 
 class PolicyError(Exception):
@@ -107,21 +147,81 @@ def name_refusal(name: str) -> str | None:
 
 def format_refusal(text: str) -> str | None:
     """Why a format string may not be used, or None: a field reading an attribute or an item
-    whose name starts with '_' (``"{0.__class__}"``)."""
+    whose name starts with '_' (``"{0.__class__}"``), at any depth: a field's format spec is
+    itself formatted first, so ``"{0:{1.__globals__}}"`` reads ``__globals__`` too."""
+    fields = []
     try:
-        fields = [f for _, f, _, _ in string.Formatter().parse(text) if f]
+        for _, field, spec, _ in string.Formatter().parse(text):  # the parser str.format uses
+            if field:
+                fields.append(field)
+            if spec and "{" in spec:
+                why = format_refusal(spec)
+                if why:
+                    return why
     except (ValueError, TypeError):
-        return None
+        pass  # str.format reads the fields before the bad one, so they are still checked
     for field in fields:
         try:
-            _, rest = _string.formatter_field_name_split(field)  # the parser str.format uses
-            for _, key in rest:
+            for _, key in _string.formatter_field_name_split(field)[1]:
                 if isinstance(key, str) and (key.startswith("_") or key in DENIED_NAMES):
                     return (f"format field {field!r} is not allowed "
                             f"(it reads {key!r}: names starting with '_')")
         except (ValueError, TypeError):
-            return None
+            continue
     return None
+
+
+def namespace_refusal(keys: Any, label: str) -> str | None:
+    """Why a class may not be made from a namespace (``type(name, bases, ns)``,
+    ``make_dataclass``) with these names, or None: the class-body rule, at run time. Names must
+    be plain ``str``: a subclass's ``__eq__``/``__hash__`` could make one name match another."""
+    for key in keys:
+        if type(key) is not str:
+            return f"{label}: names must be plain strings, not {type(key).__name__!r}"
+        if key.startswith("__") and key.endswith("__") and key not in ALLOWED_CLASS_DUNDERS:
+            return (f"{label}: dunder {key!r} may not be defined in a class "
+                    f"(allowed: {ALLOWED_CLASS_DUNDERS_TEXT})")
+    return None
+
+
+class _TypeMeta(type):
+    """The metaclass of the cells' ``type``: ``isinstance(x, type)`` and ``issubclass(c, type)``
+    answer as for the real one, and calling it goes through the check."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, type)
+
+    def __subclasscheck__(cls, sub: Any) -> bool:
+        return sub is CellType or issubclass(sub, type)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and not kwargs:
+            kind = type(args[0])
+            if kind is type:  # type(int): the stand-in again, never the real one
+                return CellType
+            if issubclass(kind, type):  # a metaclass makes a class from any namespace
+                raise PolicyError(f"type() of {args[0].__name__!r} is not allowed (it is a "
+                                  "metaclass, which makes classes with any dunder)")
+            return kind
+        if len(args) == 3 and isinstance(args[2], dict):
+            namespace = dict(args[2])  # checked as passed: a dict subclass could change
+            why = namespace_refusal(namespace, "type()")
+            if why:
+                raise PolicyError(why)
+            # Else type() takes __module__ from the caller's globals: this module's, not the cell's.
+            namespace = {"__module__": "__main__", **namespace}
+            return type(args[0], args[1], namespace, **kwargs)
+        return type(*args, **kwargs)  # the real one's error
+
+
+class CellType(metaclass=_TypeMeta):
+    """The cells' ``type`` builtin: ``type(x)`` as usual, but ``type(name, bases, namespace)``
+    may define only the dunders a class body may (``type("X", (), {computed: ...})`` would
+    otherwise give a class ``__array_interface__`` under a name the policy never sees), and no
+    metaclass is ever handed over."""
+
+    def __class_getitem__(cls, item: Any) -> Any:  # type[int] in annotations
+        return types.GenericAlias(cls, item)
 
 
 class Guards:
@@ -130,6 +230,7 @@ class Guards:
     def __init__(self, roots: tuple[str, ...]):
         self.roots = tuple(roots)
         self.special: dict[int, tuple[Any, Any]] = {}  # id -> (object, refusal str | wrapper)
+        self.wrappable = _WRAPPABLE
         self._prepare()
 
     # -- tables built once, in the sandbox, from the live library objects --------------------
@@ -150,9 +251,13 @@ class Guards:
                      "register_static"):
             self._wrap("jax.tree_util", name, own_class)
         self._wrap("jax.tree", "register_dataclass", own_class)
+        jit = self._lookup("jax", "jit")
+        if jit is not None:
+            self.wrappable += (type(jit(abs)),)
         self._wrap("functools", "update_wrapper", self._default_fields_only)
         self._wrap("functools", "wraps", self._default_fields_only)
         self._wrap("jax.debug", "print", self._checked_format)
+        self._wrap("dataclasses", "make_dataclass", self._checked_make_dataclass)
         for method in (str.format, str.format_map):  # str.format(fmt, ...): fmt is checked
             label = f"str.{method.__name__}"
             self.special[id(method)] = (method, self._checked_format(method, label))
@@ -183,7 +288,7 @@ class Guards:
                 raise PolicyError(f"{label} is allowed only for classes your notebook defines")
             for group in fields:
                 for name in group or ():
-                    if not isinstance(name, str) or name_refusal(name):
+                    if type(name) is not str or name_refusal(name):  # no str subclass
                         raise PolicyError(f"{label}: field {name!r} is not allowed")
 
         def guarded(nodetype: Any = None, *args: Any, **kwargs: Any) -> Any:
@@ -200,18 +305,61 @@ class Guards:
         guarded.__doc__ = fn.__doc__
         return guarded
 
-    @staticmethod
-    def _default_fields_only(fn: Any, label: str) -> Any:
-        """update_wrapper/wraps copy attributes named by ``assigned``/``updated``: only the
-        default ones (which JAX and functools rely on)."""
+    def _default_fields_only(self, fn: Any, label: str) -> Any:
+        """update_wrapper/wraps copy ``wrapped.__dict__`` and set attributes on ``wrapper``: only
+        the default fields (which JAX and functools rely on), only from a function (a module's or
+        a class's ``__dict__`` holds what a cell may not read) and only onto a function the
+        notebook defined (any other object's ``__dict__`` could be the student's own code,
+        handed the copied namespace)."""
 
-        def guarded(*args: Any, **kwargs: Any) -> Any:
-            positional = 1 if label.endswith("wraps") else 2
-            if len(args) > positional or "assigned" in kwargs or "updated" in kwargs:
+        def check_wrapped(wrapped: Any, extra: Any) -> None:
+            if extra:
                 raise PolicyError(f"{label} with 'assigned' or 'updated' is not allowed")
-            return fn(*args, **kwargs)
+            if not isinstance(wrapped, self.wrappable):
+                raise PolicyError(f"{label} may wrap only a function, not "
+                                  f"{type(wrapped).__name__!r}")
+
+        def check_wrapper(wrapper: Any) -> None:
+            if not (isinstance(wrapper, types.FunctionType) and wrapper.__module__ == "__main__"):
+                raise PolicyError(f"{label} may update only a function your notebook defines")
+
+        if label.endswith("update_wrapper"):
+            def guarded(wrapper: Any, wrapped: Any, *args: Any, **kwargs: Any) -> Any:
+                check_wrapped(wrapped, args or kwargs)
+                check_wrapper(wrapper)
+                return fn(wrapper, wrapped)
+        else:
+            def guarded(wrapped: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
+                check_wrapped(wrapped, args or kwargs)
+                decorate = fn(wrapped)
+
+                def checked(wrapper: Any) -> Any:
+                    check_wrapper(wrapper)
+                    return decorate(wrapper)
+                return checked
 
         guarded.__name__ = guarded.__qualname__ = label.rsplit(".", 1)[1]
+        guarded.__doc__ = fn.__doc__
+        return guarded
+
+    @staticmethod
+    def _checked_make_dataclass(fn: Any, label: str) -> Any:
+        """make_dataclass names its fields and namespace at run time: the class-body rule."""
+
+        def guarded(cls_name: Any, fields: Any, *args: Any, **kwargs: Any) -> Any:
+            # Plain copies, checked as passed: a subclass could answer differently twice.
+            fields = [f if type(f) is str else tuple(f) for f in fields]
+            namespace = dict(kwargs.get("namespace") or {})
+            names = [f if type(f) is str else f[0] if f else None for f in fields]
+            why = namespace_refusal([*names, *namespace], label)
+            if why:
+                raise PolicyError(why)
+            # Else the class's module is ``types``: not the notebook's own class.
+            kwargs["namespace"] = {"__module__": "__main__", **namespace}
+            return fn(cls_name, fields, *args, **kwargs)
+
+        guarded.__name__ = guarded.__qualname__ = "make_dataclass"
+        guarded.__doc__ = fn.__doc__
         return guarded
 
     @staticmethod
@@ -233,6 +381,11 @@ class Guards:
             if not module_allowed(value.__name__, self.roots):
                 raise PolicyError(f"module {value.__name__!r} is not allowed in a cell")
             return value
+        if value is type:
+            return CellType
+        if isinstance(value, type) and issubclass(value, type):  # typing.NamedTupleMeta, ...
+            raise PolicyError(f"metaclass {value.__name__!r} is not allowed in a cell (it makes "
+                              "classes with any dunder)")
         entry = self.special.get(id(value))
         if entry is not None and entry[0] is value:
             if isinstance(entry[1], str):
@@ -268,8 +421,12 @@ class Guards:
         return True
 
     def getitem(self, obj: Any, key: Any) -> Any:
-        if type(key) is str and key.startswith("__"):
+        if isinstance(key, str) and str.startswith(key, "__"):
             raise PolicyError(f"item {key!r} is not allowed (names starting with '__')")
+        if isinstance(key, str) and type(key).__module__ == "__main__":
+            # The notebook's own str subclass could match '__builtins__' by __eq__/__hash__.
+            raise PolicyError("an item key may not be an instance of a str subclass your "
+                              "notebook defines")
         return self.vet(obj[key])
 
     def write(self, obj: Any) -> Any:
@@ -325,7 +482,7 @@ class Guards:
         # name it, the provided (trusted) cells share the namespace, and C code (NumPy formatting
         # a bfloat16 dtype, say) imports through the builtins of the frame that called it.
         safe.update(__import__=builtins.__import__, getattr=self.getattr, hasattr=self.hasattr,
-                    setattr=self.setattr, delattr=self.delattr)
+                    setattr=self.setattr, delattr=self.delattr, type=CellType)
         return {
             "__builtins__": safe,
             "_getattr_": self.getattr, "_getitem_": self.getitem, "_write_": self.write,

@@ -8,21 +8,30 @@ and the rule. An approved cell is rewritten so that what cannot be decided from 
 decided when it runs, by the guards in autograder.cellguard (attribute reads, subscripts,
 writes, imports); the sandbox runs the rewritten code, the feedback shows what the student wrote.
 
-The rules (``Assignment.extra["allowed_imports"]`` adds modules for one assignment):
+The rules (``Assignment.extra["allowed_imports"]`` adds modules for one assignment); what is not
+named as allowed is refused:
 
 - imports: jax and its public submodules, numpy, math, functools, itertools, operator,
   collections, dataclasses, typing, plus the assignment's extras; nothing else, no relative or
-  ``*`` imports, nothing whose dotted name has a part starting with ``_``;
+  ``*`` imports, nothing whose dotted name has a part starting with ``_``, none of the denied
+  subtrees and functions of cellguard (``numpy.lib``, ``jax.dlpack``, ``numpy.frombuffer``, ...);
 - no attribute whose name starts with ``_`` (dunders included), and none that reaches frames,
   native memory or runs strings (``gi_frame``, ``ctypes``, ``attrgetter``, ``settrace``, ...);
 - no ``eval``, ``exec``, ``compile``, ``globals``, ``locals``, ``vars``, ``open``, ``input``,
-  ``breakpoint``, ``help``, ``memoryview``, ``get_ipython``; ``getattr``, ``setattr``,
+  ``breakpoint``, ``help``, ``memoryview``, ``id``, ``get_ipython``; ``getattr``, ``setattr``,
   ``hasattr`` and ``delattr`` only called with a string literal that passes the attribute rule;
-- no name starting with ``__`` (``__builtins__``, ``__class__``), except dunder methods and
-  dunder class attributes (``__hash__ = None``) defined directly in a class body; names with
-  one leading underscore are the student's own, except the guards' ``_name_`` names;
-- no string literal that names a dunder (``"__globals__"``) or holds a format field reading an
-  attribute starting with ``_`` (``"{0.__class__}"``); no string annotations (evaluated later);
+- no name starting with ``__`` (``__builtins__``, ``__class__``), except, defined directly in a
+  class body (``def``, assignment, ``__hash__ = None``), the dunders of
+  ``cellguard.ALLOWED_CLASS_DUNDERS``: construction, calling, printing, comparison, hashing,
+  operators, containers, iteration, context managers, ``__slots__``. Every other dunder is
+  refused, above all the protocols NumPy, JAX or Python use to reach memory or namespaces
+  (``__array_interface__``, ``__dlpack__``, ``__jax_array__``, ``__getattr__``, ``__dict__``,
+  descriptors, pickling). Names with one leading underscore are the student's own, except the
+  guards' ``_name_`` names;
+- no call of ``ndarray``/``recarray``/``chararray`` with a buffer, offset or strides;
+- no string literal that names a dunder (``"__globals__"``) or holds a format field, at any
+  nesting depth, reading an attribute starting with ``_`` (``"{0.__class__}"``,
+  ``"{0:{1.__globals__}}"``); no string annotations (evaluated later);
 - no IPython magics or shell escapes, no async code, no ``nonlocal``, no ``except*``, no
   ``metaclass=`` (RestrictedPython's own refusals).
 """
@@ -36,7 +45,10 @@ from typing import Any
 
 from RestrictedPython.transformer import RestrictingNodeTransformer
 
+from autograder import banned
 from autograder.cellguard import (
+    ALLOWED_CLASS_DUNDERS,
+    ALLOWED_CLASS_DUNDERS_TEXT,
     BASE_IMPORTS,
     DENIED_ATTRIBUTES,
     DENIED_BUILTINS,
@@ -67,10 +79,10 @@ class CellPolicy(RestrictingNodeTransformer):
     Kept from RestrictedPython: its list of known node types (anything else is refused), its
     refusal of async code, ``nonlocal``, ``except*``, ``metaclass=``, ``*`` imports and
     frame/generator/traceback attributes, and its rewriting of attribute reads, subscripts and
-    writes into guard calls. Changed: single-underscore names are the student's own; any dunder
-    method may be defined in a class; ``print`` is the real one; loops, unpacking, calls with
-    ``*args`` and augmented assignment run as written (they reach nothing the guards must see);
-    imports become guard calls.
+    writes into guard calls. Changed: single-underscore names are the student's own; a class may
+    define only the dunders of ``ALLOWED_CLASS_DUNDERS``; ``print`` is the real one; loops,
+    unpacking, calls with ``*args`` and augmented assignment run as written (they reach nothing
+    the guards must see); imports become guard calls.
     """
 
     def __init__(self, roots: tuple[str, ...]):
@@ -94,20 +106,29 @@ class CellPolicy(RestrictingNodeTransformer):
     def check_name(self, node: Any, name: str | None, allow_magic_methods: bool = False) -> None:
         if name is None or name == "_":
             return
+        in_class = allow_magic_methods and self.scopes[-1] == "class"
         if name in FORBIDDEN_NAMES:
             self.error(node, f"name {name!r} is not allowed")
-        elif name.startswith("__") and not (allow_magic_methods and self.scopes[-1] == "class"
-                                            and _DUNDER.fullmatch(name)):
+        elif in_class and _DUNDER.fullmatch(name):
+            # Deny by default: a dunder is a protocol that Python, NumPy or JAX calls on the
+            # student's object (``__array_interface__`` reads memory, ``__getattr__`` sees names).
+            if name not in ALLOWED_CLASS_DUNDERS:
+                self.error(node, f"dunder {name!r} may not be defined in a class "
+                                 f"(allowed: {ALLOWED_CLASS_DUNDERS_TEXT})")
+        elif name.startswith("__"):
             self.error(node, f"name {name!r} is not allowed (names starting with '__')")
         elif _GUARD_NAME.fullmatch(name) and not name.startswith("__"):
             self.error(node, f"name {name!r} is not allowed (reserved for the grader's guards)")
 
     def visit_Name(self, node: ast.Name) -> Any:
-        in_class_store = isinstance(node.ctx, ast.Store) and self.scopes[-1] == "class"
+        # In a class body, an allowed dunder may be bound, and read back: ``__radd__ = __add__``
+        # reads the class's own definition (no module or builtin has such a name).
+        in_class = self.scopes[-1] == "class" and (
+            isinstance(node.ctx, ast.Store) or node.id in ALLOWED_CLASS_DUNDERS)
         if node.id in ATTRIBUTE_BUILTINS:
             self.error(node, f"{node.id} is allowed only when called with a string literal")
             return node
-        self.check_name(node, node.id, allow_magic_methods=in_class_store)
+        self.check_name(node, node.id, allow_magic_methods=in_class)
         return node
 
     def check_import_names(self, node: ast.Import | ast.ImportFrom) -> Any:
@@ -188,7 +209,22 @@ class CellPolicy(RestrictingNodeTransformer):
             node.keywords = [self.visit(k) for k in node.keywords]
             node.func = _located(ast.Name(ATTRIBUTE_BUILTINS[func.id], ast.Load()), func)
             return node
+        self._check_array_constructor(node)
         return self.node_contents_visit(node)
+
+    def _check_array_constructor(self, node: ast.Call) -> None:
+        """``ndarray(shape, dtype, buffer, offset, strides)`` lays an array over memory the call
+        names. NumPy checks it against the buffer's size, but no task needs it, so a direct call
+        with those arguments is refused here; the guards keep ``np.ndarray`` the real class (a
+        stand-in would break ``isinstance(x, np.ndarray)``)."""
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+        if name not in ("ndarray", "recarray", "chararray"):
+            return
+        memory = {"buffer", "buf", "offset", "strides"}
+        if len(node.args) > 2 or any(k.arg in memory or k.arg is None for k in node.keywords):
+            self.error(node, f"calling {name} with a buffer, offset or strides is not allowed "
+                             "(it makes an array over memory the call names)")
 
     def visit_Constant(self, node: ast.Constant) -> Any:
         if isinstance(node.value, str):
@@ -359,14 +395,26 @@ def _syntax_refusal(source: str, err: SyntaxError) -> str:
 
 def apply(notebook: Notebook, assignment: Any) -> Notebook:
     """The notebook with every student code cell checked: refused cells are not run and say
-    why; approved ones run their rewritten form."""
+    why; approved ones run their rewritten form.
+
+    A cell that uses a call a task bans (``Task.banned``, autograder.banned) is refused too,
+    whichever student cell it is: a helper in an added cell or in another task's cell could
+    otherwise hand the rule to JAX. Refusing an added cell costs nothing unless a rule uses what
+    it defines; a reproducer kept in the notebook (it calls jax.jvp, ...) is only not run."""
     roots = allowed_imports(assignment)
+    tasks = getattr(assignment, "tasks", ())
+    bans = {t.id: t.banned for t in tasks if getattr(t, "banned", ())}
+    task_of = {t.id.split(".", 1)[-1]: t.id for t in tasks}
     cells, notes = [], list(notebook.notes)
     for cell in notebook.cells:
         if not (cell.run and cell.cell_type == "code" and cell.role in _STUDENT_ROLES):
             cells.append(cell)
             continue
         code, refusals = check_source(cell.source, roots)
+        task = task_of.get(cell.grade_id) if cell.grade_id else None
+        banned_uses = banned.refusals(cell.source, bans, task) if bans else []
+        if banned_uses:
+            code, refusals = None, refusals + banned_uses
         if code is None:
             shown = "; ".join(refusals[:5]) + (" ..." if len(refusals) > 5 else "")
             where = f"cell {cell.grade_id}" if cell.grade_id else "an added cell"

@@ -35,6 +35,9 @@ class Task:
 
     id: str  # e.g. "ps1.jvp"
     title: str  # e.g. "multiply_add_value_and_jvp, the JVP rule"
+    # Dotted JAX names that do this task's work for it (``"jax.jvp"`` for a JVP rule): no student
+    # cell may use them, and the task's text says so. See autograder.banned.
+    banned: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from autograder.cellguard import BASE_IMPORTS, Guards, PolicyError
+from autograder.cellguard import (
+    ALLOWED_CLASS_DUNDERS,
+    BASE_IMPORTS,
+    DENIED_BUILTINS,
+    Guards,
+    PolicyError,
+)
 from autograder.policy import allowed_imports, apply, check_source
 from autograder.release import names
 
@@ -196,6 +202,135 @@ assert jax.tree_util.tree_leaves(Box(2.0)) == [2.0]
 print("{0} and {name}".format(1, name="two"))
 jax.debug.print("{x}", x=y.sum())
 ''',
+    "every kind of allowed class dunder": '''
+import dataclasses
+import numpy as np
+
+class Vec:
+    __slots__ = ("v",)
+    __hash__ = None
+
+    def __init__(self, v):
+        self.v = list(v)
+
+    def __add__(self, o):
+        return Vec(a + b for a, b in zip(self.v, o.v))
+
+    __radd__ = __add__
+
+    def __iadd__(self, o):
+        self.v = (self + o).v
+        return self
+
+    def __neg__(self):
+        return Vec(-a for a in self.v)
+
+    def __rmatmul__(self, o):
+        return sum(a * b for a, b in zip(o, self.v))
+
+    def __eq__(self, o):
+        return self.v == o.v
+
+    def __lt__(self, o):
+        return self.v < o.v
+
+    def __len__(self):
+        return len(self.v)
+
+    def __iter__(self):
+        return iter(self.v)
+
+    def __getitem__(self, i):
+        return self.v[i]
+
+    def __setitem__(self, i, x):
+        self.v[i] = x
+
+    def __contains__(self, x):
+        return x in self.v
+
+    def __bool__(self):
+        return any(self.v)
+
+    def __format__(self, spec):
+        return ",".join(format(a, spec) for a in self.v)
+
+    def __str__(self):
+        return f"Vec({self:g})"
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+@dataclasses.dataclass
+class Scaled:
+    x: float
+    double: float = 0.0
+
+    def __post_init__(self):
+        self.double = 2 * self.x
+
+u = Vec([1, 2])
+u += Vec([1, 1])
+with u as w:
+    w[0] = 5
+assert u == Vec([5, 3]) and -u < u and len(u) == 2 and 3 in u and bool(u)
+assert [1, 1] @ u == 8 and str(u) == "Vec(5,3)" and list(u) == [5, 3]
+assert Scaled(1.5).double == 3.0
+a = np.ndarray((2, 3), np.float32)
+assert isinstance(a, np.ndarray) and a.shape == (2, 3)
+''',
+    "functools.wraps and update_wrapper on the student's own functions": '''
+import functools
+import jax
+
+def logged(f):
+    @functools.wraps(f)
+    def inner(*args):
+        return f(*args)
+    return inner
+
+@logged
+def double(x):
+    return 2 * x
+
+def copy_of(x):
+    return double(x)
+
+functools.update_wrapper(copy_of, double)
+functools.wraps(jax.jit(double))(lambda x: x)
+functools.wraps(functools.partial(double, 1))(lambda: 0)
+functools.wraps(abs)(lambda x: x)
+functools.wraps(wrapped=double)(lambda x: x)
+assert double(3) == 6 and copy_of(2) == 4
+''',
+    "type() with one or three arguments, make_dataclass": '''
+import dataclasses
+import jax
+
+T = type("T", (), {"a": 1, "f": lambda self: 5})
+t = T()
+assert t.f() == 5 and T.a == 1 and type(t) is T and type(1) is int and type(int) is type
+assert isinstance(T, type) and not isinstance(1, type) and issubclass(type(T), type)
+jax.tree_util.register_dataclass(T, data_fields=["a"], meta_fields=[])
+D = dataclasses.make_dataclass("D", ["x", ("y", int), ("z", int, dataclasses.field(default=3))],
+                               namespace={"f": lambda self: self.x})
+assert D(1, 2).f() == 1 and D(1, 2).z == 3
+jax.tree_util.register_dataclass(D, data_fields=["x", "y", "z"], meta_fields=[])
+assert jax.tree_util.tree_leaves(D(1, 2)) == [1, 2, 3]
+
+class Meta(type):
+    pass
+
+assert Meta("X", (), {"b": 2}).b == 2
+
+def make(cls: type[T]) -> T:
+    return cls()
+
+assert make(T).a == 1
+''',
     "the setup imports of the course's notebooks": '''
 from jax.extend.core import Primitive
 from jax.extend.mlir.dialects import stablehlo as hlo
@@ -300,6 +435,55 @@ HOSTILE = [
     ("%timeit 1 + 1", "line 1: IPython magics and shell commands ('%', '!') are not allowed"),
     ("x = 1\n!ls /", "line 2: IPython magics and shell commands"),
     ("def f(:\n", "line 1: the cell does not parse (SyntaxError"),
+    # Class dunders: deny by default; the rule names the dunder and what is allowed.
+    ("class A:\n    def __array_interface__(self):\n        pass",
+     "line 2: dunder '__array_interface__' may not be defined in a class (allowed: __init__,"),
+    *[(f"class A:\n    def {d}(self, *a):\n        pass",
+       f"line 2: dunder '{d}' may not be defined in a class")
+      for d in ("__array__", "__array_struct__", "__array_ufunc__", "__array_function__",
+                "__dlpack__", "__dlpack_device__", "__buffer__", "__release_buffer__",
+                "__jax_array__", "__getattribute__", "__getattr__", "__setattr__",
+                "__delattr__", "__set_name__", "__init_subclass__", "__class_getitem__",
+                "__get__", "__set__", "__delete__", "__index__", "__reduce__", "__reduce_ex__",
+                "__getstate__", "__setstate__", "__del__", "__new__", "__mro_entries__",
+                "__instancecheck__", "__subclasscheck__", "__fspath__", "__int__")],
+    ("class A:\n    __dict__ = property(lambda self: {})",
+     "line 2: dunder '__dict__' may not be defined in a class"),
+    ("class A:\n    @property\n    def __class__(self):\n        return int",
+     "line 3: dunder '__class__' may not be defined in a class"),
+    ("class A:\n    __array_priority__: float = 100.0",
+     "line 2: dunder '__array_priority__' may not be defined in a class"),
+    ("class A:\n    __weakref__, x = 1, 2", "line 2: dunder '__weakref__' may not be"),
+    ("class A:\n    __array_struct__ = __getattr__ = None",
+     "line 2: dunder '__array_struct__' may not be"),
+    ("class A:\n    class __array_interface__:\n        pass",
+     "line 2: name '__array_interface__' is not allowed"),
+    ("def __array__(self):\n    pass", "line 1: name '__array__' is not allowed"),
+    # Memory addresses, arrays over foreign memory.
+    ("x = id(1)", "line 1: name 'id' is not allowed"),
+    ("f = lambda o: id(o)", "line 1: name 'id' is not allowed"),
+    ("import numpy as np\nnp.ndarray((3,), np.uint8, b'abc')",
+     "line 2: calling ndarray with a buffer, offset or strides is not allowed"),
+    ("import numpy as np\nnp.ndarray((3,), buffer=bytearray(3))",
+     "line 2: calling ndarray with a buffer"),
+    ("import numpy as np\nnp.ndarray(shape=(3,), strides=(8,))", "line 2: calling ndarray"),
+    ("from numpy import ndarray\nndarray((3,), offset=8)", "line 2: calling ndarray"),
+    ("import numpy as np\nkw = {}\nnp.ndarray((3,), **kw)", "line 3: calling ndarray"),
+    ("import numpy as np\nnp.recarray((3,), buf=b'abc')", "line 2: calling recarray"),
+    ("from numpy import frombuffer", "line 1: import of 'numpy.frombuffer' is not allowed"),
+    ("from numpy import from_dlpack", "line 1: import of 'numpy.from_dlpack' is not allowed"),
+    ("from jax.numpy import frombuffer", "line 1: import of 'jax.numpy.frombuffer' is not"),
+    ("import jax.dlpack", "line 1: import of 'jax.dlpack' is not allowed"),
+    ("from jax import dlpack", "line 1: import of 'jax.dlpack' is not allowed"),
+    ("from jax.dlpack import from_dlpack", "line 1: import of 'jax.dlpack' is not allowed"),
+    ("import numpy.lib.stride_tricks", "line 1: import of 'numpy.lib.stride_tricks' is not"),
+    # Format fields nested in a format spec are read too, at every depth.
+    ("'{0:{1.__globals__}}'.format(1, print)", "line 1: format field '1.__globals__' is not"),
+    ("'{0:{1._x}}'", "line 1: format field '1._x' is not allowed"),
+    ("'{0:>{1[__builtins__]}}'", "line 1: format field '1[__builtins__]' is not allowed"),
+    ("'{0:{1:{2.__class__}}}'", "line 1: format field '2.__class__' is not allowed"),
+    ("'{0:{1}}{2:{3.f_back}}'", "line 1: format field '3.f_back' is not allowed"),
+    ("from typing import Type", "line 1: import of 'typing.Type' is not allowed"),
 ]
 
 
@@ -351,6 +535,54 @@ RUNTIME = [
     ("class S(str):\n    pass\nS('{0.' + '_' * 2 + 'class__}').format(1)", "format field"),
     ("import functools\nf = functools.singledispatch", "functools.singledispatch is not allowed"),
     ("n = 'set' + 'trace'\nimport jax\ngetattr(jax, 'numpy')\nx = {n: 1}", None),
+    ("fmt = '{0:{1.' + '_' * 2 + 'globals__}}'\nfmt.format(1, print)", "format field '1.__glo"),
+    ("fmt = '{0:{1.' + '_' * 2 + 'globals__}}'\nstr.format(fmt, 1, print)", "str.format: form"),
+    ("import numpy as np\nf = np.frombuffer", "numpy.frombuffer is not allowed"),
+    ("import numpy as np\nf = np.from_dlpack", "numpy.from_dlpack is not allowed"),
+    ("import numpy as np\nf = np.memmap", "numpy.memmap is not allowed"),
+    ("import jax.numpy as jnp\nf = jnp.frombuffer", "jax.numpy.frombuffer is not allowed"),
+    ("import jax\nd = jax.dlpack", "module 'jax.dlpack' is not allowed"),
+    ("import numpy as np\ns = np.lib.stride_tricks", "module 'numpy.lib' is not allowed"),
+    ("import functools\nimport jax\ndef f():\n    pass\nfunctools.update_wrapper(f, jax)",
+     "functools.update_wrapper may wrap only a function, not 'module'"),
+    ("import functools\nimport jax\ndef f():\n    pass\nfunctools.wraps(jax)(f)",
+     "functools.wraps may wrap only a function, not 'module'"),
+    ("import functools\nimport jax\nfunctools.wraps(jax.numpy)",
+     "functools.wraps may wrap only a function, not 'module'"),
+    ("import functools\nclass C:\n    pass\ndef f():\n    pass\nfunctools.wraps(C)(f)",
+     "functools.wraps may wrap only a function, not 'type'"),
+    (("import functools\nclass C:\n    pass\ndef f():\n    pass\n"
+      "functools.update_wrapper(f, C())"), "may wrap only a function, not 'C'"),
+    (("import functools\nclass W:\n    pass\ndef f():\n    pass\n"
+      "functools.update_wrapper(W(), f)"),
+     "functools.update_wrapper may update only a function your notebook defines"),
+    ("import functools\nclass W:\n    pass\ndef f():\n    pass\nfunctools.wraps(f)(W)",
+     "functools.wraps may update only a function your notebook defines"),
+    ("import functools\nimport jax\ndef f():\n    pass\nfunctools.wraps(f)(jax.jit)",
+     "functools.wraps may update only a function your notebook defines"),
+    # Classes made at run time from a namespace: the class-body rule, and no metaclass.
+    ("k = '_' * 2 + 'array_interface' + '_' * 2\nX = type('X', (), {k: {}})",
+     "type(): dunder '__array_interface__' may not be defined in a class (allowed: __init__"),
+    ("class M(type):\n    pass\nk = '_' * 2 + 'array' + '_' * 2\nX = M('X', (), {k: 1})",
+     "type(): dunder '__array__' may not be defined in a class"),
+    (("import dataclasses\nk = '_' * 2 + 'array' + '_' * 2\n"
+     "D = dataclasses.make_dataclass('D', [(k, int, 0)])"),
+     "dataclasses.make_dataclass: dunder '__array__' may not be defined in a class"),
+    (("import dataclasses\nk = '_' * 2 + 'getattr' + '_' * 2\n"
+     "D = dataclasses.make_dataclass('D', ['x'], namespace={k: print})"),
+     "dataclasses.make_dataclass: dunder '__getattr__' may not be defined"),
+    ("class S(str):\n    def __hash__(self):\n        return 1\nX = type('X', (), {S('a'): 1})",
+     "type(): names must be plain strings, not 'S'"),
+    ("import jax\nm = type(jax.Array)", "is not allowed (it is a metaclass"),
+    ("m = type(type)", "type() of 'CellType' is not allowed (it is a metaclass"),
+    ("import typing\nm = typing.NamedTupleMeta", "metaclass 'NamedTupleMeta' is not allowed"),
+    ("import typing\nm = typing.ABCMeta", "metaclass 'ABCMeta' is not allowed"),
+    ("import typing\nclass M(typing.Type):\n    pass", "typing.Type is not allowed"),
+    ("class S(str):\n    pass\nd = {'a': 1}\nd[S('a')]",
+     "an item key may not be an instance of a str subclass your notebook defines"),
+    (("import jax\nclass S(str):\n    pass\nclass C:\n    pass\n"
+     "jax.tree_util.register_dataclass(C, data_fields=[S('a')], meta_fields=[])"),
+     "jax.tree_util.register_dataclass: field 'a' is not allowed"),
 ]
 
 
@@ -367,12 +599,27 @@ def test_runtime_guard_stops_what_the_text_cannot_show(source, message):
 
 def test_guards_and_builtins_in_the_namespace():
     ns = Guards(ROOTS).namespace()
-    for name in ("eval", "exec", "compile", "open", "globals", "vars", "breakpoint", "input"):
+    for name in ("eval", "exec", "compile", "open", "globals", "vars", "breakpoint", "input",
+                 "id"):
         assert name not in ns["__builtins__"]
     assert ns["__builtins__"]["getattr"] == ns["_getattr_"]
+    assert ns["__builtins__"]["type"] is not type  # the checked stand-in
     with pytest.raises(PolicyError):
         ns["__builtins__"]["getattr"](1, "__class__")
 
+
+
+def test_the_students_guide_lists_what_runs():
+    """The guide's allowlist is the policy's: every class dunder it names is allowed, every
+    import root and removed builtin is named."""
+    text = (ROOT / "book" / "guides" / "students.md").read_text(encoding="utf-8")
+    section = text[text.index("### What a cell may not do"):text.index("### What the feedback")]
+    row = next(line for line in section.splitlines() if line.startswith("| Dunders a class"))
+    assert set(re.findall(r"__\w+?__", row)) <= ALLOWED_CLASS_DUNDERS
+    for name in (*BASE_IMPORTS, *DENIED_BUILTINS):
+        if not name.startswith("_") and name not in ("exit", "quit", "copyright", "credits",
+                                                     "license"):
+            assert f"`{name}`" in section, name
 
 
 def test_rule_raising_on_bfloat16_under_the_guards():

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autograder import judge
+from autograder import banned, judge
 from autograder.spec import Assignment, Check, Outcome, Task, Verdict
 
 NAME = "ps1_primitives"
@@ -31,9 +31,10 @@ TASKS = (
     Task("ps1.impl", "weighted_sum_impl, the impl rule"),
     Task("ps1.abstract_eval", "weighted_sum_abstract_eval, the abstract evaluation rule"),
     Task("ps1.lowering", "weighted_sum_lowering, the lowering rule (cpu and cuda)"),
-    Task("ps1.jvp", "weighted_sum_value_and_jvp, the JVP rule"),
-    Task("ps1.transpose", "weighted_sum_transpose, the transpose rule"),
-    Task("ps1.batch", "weighted_sum_batch, the batching rule"),
+    Task("ps1.jvp", "weighted_sum_value_and_jvp, the JVP rule", banned=banned.PS1_JVP),
+    Task("ps1.transpose", "weighted_sum_transpose, the transpose rule",
+         banned=banned.PS1_TRANSPOSE),
+    Task("ps1.batch", "weighted_sum_batch, the batching rule", banned=banned.PS1_BATCH),
 )
 
 

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autograder import judge
+from autograder import banned, judge
 from autograder.assignments.ps2_autodidax import programs
 from autograder.spec import Assignment, Check, Outcome, Task, Verdict
 
@@ -27,10 +27,14 @@ X64 = (("jax_enable_x64", True),)  # float64, as the NumPy-based core computes
 RTOL = 1e-7
 
 TASKS = (
-    Task("ps2.jvp_rules", "the JVP rules of exp, log, div and maximum"),
-    Task("ps2.matmul", "matmul's JVP rule and batching rule"),
-    Task("ps2.shape_rules", "the batching rules of transpose and broadcast (nested vmap)"),
-    Task("ps2.out_axes", "vmap_axes: vmap with in_axes and out_axes as pytree prefixes"),
+    Task("ps2.jvp_rules", "the JVP rules of exp, log, div and maximum",
+         banned=banned.DERIVATIVES),
+    Task("ps2.matmul", "matmul's JVP rule and batching rule",
+         banned=(*banned.DERIVATIVES, *banned.BATCHING)),
+    Task("ps2.shape_rules", "the batching rules of transpose and broadcast (nested vmap)",
+         banned=banned.BATCHING),
+    Task("ps2.out_axes", "vmap_axes: vmap with in_axes and out_axes as pytree prefixes",
+         banned=banned.BATCHING),
 )
 
 

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autograder import judge
+from autograder import banned, judge
 from autograder.assignments.ps5_kernels.probes import speed_operands
 from autograder.spec import Assignment, Check, Outcome, Task, Verdict
 
@@ -32,8 +32,8 @@ KERNEL, FFI, VMAP, GRAD, CUDA = "ps5.kernel", "ps5.ffi_call", "ps5.vmap", "ps5.g
 TASKS = (
     Task(KERNEL, "LseRows and LseCheck, the C++ kernel"),
     Task(FFI, "lse_ffi, the ffi_call of the kernel for every floating dtype"),
-    Task(VMAP, "lse_vmappable, batching"),
-    Task(GRAD, "lse, the derivative"),
+    Task(VMAP, "lse_vmappable, batching", banned=banned.BATCHING),
+    Task(GRAD, "lse, the derivative", banned=banned.DERIVATIVES),
     Task(CUDA, "LseRowsKernel and lse_any, the CUDA kernel and the choice of kernel"),
 )
 
