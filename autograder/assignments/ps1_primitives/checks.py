@@ -75,16 +75,6 @@ def _in_turn(rng: np.random.Generator, options, n: int) -> list:
     return [options[(start + i) % len(options)] for i in range(n)]
 
 
-def _axes(rng: np.random.Generator, ranks) -> list[int]:
-    """One axis per rank, as many negative as positive ones (so each check sees both)."""
-    signs = rng.permutation([(-1) ** i for i in range(len(ranks))])
-    axes = []
-    for rank, sign in zip(ranks, signs):
-        axis = int(rng.integers(rank))
-        axes.append(axis if sign > 0 else axis - rank)
-    return axes
-
-
 def _normal(rng: np.random.Generator, shape, dtype: str) -> np.ndarray:
     return rng.standard_normal(shape).astype(DTYPES[dtype])
 
@@ -106,9 +96,33 @@ def _pins(cases: list[dict], dtype: str) -> list:
              _out_shape(c["x"].shape, c["axis"])] for c in cases]
 
 
+# Shapes with two dimensions of one size, the contracted axis one of them: a rule that finds the
+# axis by its size (x.shape.index(w.shape[0])) or swaps two axes of equal size shows only here.
+REPEATED = {2: ((3, 3), (0, 1)), 3: ((2, 3, 2), (0, 2)), 4: ((3, 2, 3, 2), (0, 1, 2, 3))}
+
+
+def _axes(rng: np.random.Generator, ranks) -> list[int]:
+    """One axis per rank, as many negative as positive ones (so each check sees both)."""
+    signs = rng.permutation([(-1) ** i for i in range(len(ranks))])
+    axes = []
+    for rank, sign in zip(ranks, signs):
+        axis = int(rng.integers(rank))
+        axes.append(axis if sign > 0 else axis - rank)
+    return axes
+
+
 def _ranked_cases(rng, dtype: str, ranks=(1, 2, 3, 4)) -> list[dict]:
-    return [_case(rng, _pick(rng, SHAPES[r]), axis, dtype)
-            for r, axis in zip(ranks, _axes(rng, ranks))]
+    """The case matrix of a check over ``ranks``: every rank, as many negative axes as positive
+    ones, then a shape with a repeated dimension size (of one of the ranks that has one). Every
+    class on every grading; shapes, positions and values drawn on top."""
+    drawn = [_case(rng, _pick(rng, SHAPES[r]), axis, dtype)
+             for r, axis in zip(ranks, _axes(rng, ranks))]
+    repeated = [r for r in ranks if r in REPEATED]
+    if repeated:
+        shape, axes = REPEATED[_pick(rng, repeated)]
+        drawn.append(_case(rng, shape, _pick(rng, axes) - len(shape) * int(rng.integers(2)),
+                           dtype))
+    return drawn
 
 
 # The edge cases: the contracted axis of size 1, the first axis, the last axis, rank 1 (a 0-d
@@ -117,12 +131,10 @@ EDGES = (((1,), 0), ((2, 1, 3), 1), ((3, 1), 1), ((1, 2, 3, 5), 0), ((2, 3, 1, 5
          ((3, 2, 5), 0), ((5, 2), 1))
 
 
-def _edge_cases(rng, dtype: str, count: int = 4) -> list[dict]:
-    cases = []
-    for i in rng.permutation(len(EDGES))[:count]:
-        shape, axis = EDGES[int(i)]
-        cases.append(_case(rng, shape, axis - len(shape) * int(rng.integers(2)), dtype))
-    return cases
+def _edge_cases(rng, dtype: str) -> list[dict]:
+    """Every edge case, each in its positive or negative spelling."""
+    return [_case(rng, shape, axis - len(shape) * int(rng.integers(2)), dtype)
+            for shape, axis in EDGES]
 
 
 def cases(dtype: str = "float32", *, edges: bool = False, extra=(), ranks=(1, 2, 3, 4)):
@@ -187,7 +199,13 @@ BAD_CALLS = (
     ((2, 3), (3,), 2),  # the axis is out of range
     ((2, 3), (2,), -3),
     ((3, 2, 5), (5,), 3),
+    # Out of range, but axis % ndim names a dimension w fits: a rule that wraps accepts these.
+    ((2, 3), (2,), 2),
+    ((2, 3), (3,), -3),
+    ((3, 2, 5), (3,), 3),
+    ((3, 2, 5), (5,), -4),
 )
+OTHER_DTYPES = ("bfloat16", "float16", "int32")
 
 
 def rejected(kind: str):
@@ -196,18 +214,19 @@ def rejected(kind: str):
         good = {"x_shape": list(good["x"].shape), "w_shape": list(good["w"].shape),
                 "axis": good["axis"], "dtype": "float32"}
         if kind == "dtype":
+            # Each other dtype, for x and for w, on shapes of ranks 2 and 3.
+            drawn = _ranked_cases(rng, "float32", (2, 3))
             bad = []
-            for c in _ranked_cases(rng, "float32", (2, 3)):
-                other = _pick(rng, ("bfloat16", "float16", "int32"))
-                dtypes = ["float32", other] if rng.integers(2) else [other, "float32"]
+            for i, (other, x_first) in enumerate((o, f) for o in OTHER_DTYPES
+                                                 for f in (True, False)):
+                c = drawn[i % len(drawn)]
+                dtypes = ["float32", other] if x_first else [other, "float32"]
                 bad.append({"x_shape": list(c["x"].shape), "w_shape": list(c["w"].shape),
                             "axis": c["axis"], "x_dtype": dtypes[0], "w_dtype": dtypes[1]})
         else:
-            # Each kind of mistake once, then one more of any kind.
-            chosen = [BAD_CALLS[int(rng.integers(3))], BAD_CALLS[3 + int(rng.integers(2))],
-                      BAD_CALLS[5 + int(rng.integers(3))], _pick(rng, BAD_CALLS)]
+            # Every kind of mistake, every time.
             bad = [{"x_shape": list(xs), "w_shape": list(ws), "axis": axis,
-                    "x_dtype": "float32", "w_dtype": "float32"} for xs, ws, axis in chosen]
+                    "x_dtype": "float32", "w_dtype": "float32"} for xs, ws, axis in BAD_CALLS]
         return {"good": good, "cases": bad}
     return make
 
@@ -251,16 +270,22 @@ def vmap_cases(layouts, dtype: str = "float32", *, out_axes=(0,), nested: bool =
                ranks=(1, 2, 3, 4), edges: bool = False, size: int = BATCH):
     def make(rng: np.random.Generator) -> dict:
         drawn = _edge_cases(rng, dtype) if edges else _ranked_cases(rng, dtype, ranks)
+        # Every example shape and every in_axes layout (at each level) and out_axes, in turn
+        # from random starts: as many cases as the longest of those lists.
+        n = max(len(drawn), len(layouts), len(MIXED) if nested else 0)
+        inner = _in_turn(rng, layouts, n)
+        outer = _in_turn(rng, MIXED, n)
+        outs_drawn = _in_turn(rng, out_axes, n * 2)
         out = []
-        for c in drawn:
-            example, axis = c["x"].shape, c["axis"]
-            levels = [list(_pick(rng, layouts))] + ([list(_pick(rng, MIXED))] if nested else [])
+        for i in range(n):
+            example, axis = drawn[i % len(drawn)]["x"].shape, drawn[i % len(drawn)]["axis"]
+            levels = [list(inner[i])] + ([list(outer[i])] if nested else [])
             sizes = [size, NESTED][: len(levels)]
             case = _batched(rng, example, axis, dtype, levels, sizes)
             rank = len(example)  # the result's rank once batched: rank - 1 + 1
             outs = []
             for level in range(len(levels)):
-                o = int(_pick(rng, out_axes))
+                o = int(outs_drawn[2 * i + level])
                 outs.append(o if o < rank + level else rank + level - 1)
             out.append({**case, "in_axes": levels, "out_axes": outs})
         return {"cases": out, "dtype": dtype}
