@@ -21,7 +21,9 @@ shape, a product rule's form) covers a small part of it.
 
 from __future__ import annotations
 
+import ast
 import builtins
+import difflib
 import html
 import json
 import keyword
@@ -261,10 +263,253 @@ def test_no_answer_in_built_site(assignment):
     assert not leaks, f"{len(leaks)} leak(s):\n" + "\n".join(leaks)
 
 
+# -- line by line: short answers printed in a chapter's code -----------------------------------
+# The shingles above need windows of WINDOW tokens; a fix of two or three lines (ps3's) is shorter
+# than that, and a chapter that prints it beside other code shares too few windows to count. Here
+# each line is normalised on its own (identifiers numbered within the line; attribute names, names
+# of keyword arguments, `self` and `cls` kept),
+# an answer's lines are compared with the lines of each code cell of the book, and a cell of an
+# answer leaks into a code cell when the lines that nearly match (LINE_RATIO) hold LINE_COVERAGE
+# of the answer's tokens. Lines the notebook hands out (its given cells) do not count.
+
+LINE_RATIO = 0.8
+LINE_SHORTEST = 6
+LINE_COVERAGE = 0.35
+_CODE_CELL = re.compile(r"(?ms)^(`{3,})\{code-cell\}[^\n]*\n(.*?)^\1[ \t]*$")
+_SIGNATURE = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s")
+_KEPT_NAMES = {"self", "cls"}  # names with a fixed meaning, like keyword arguments' names
+LINE_ANSWER_SHORTEST = 12  # an answer of fewer tokens is one call of the API a chapter teaches
+
+
+def code_cells(markdown: str) -> list[str]:
+    """The sources of the ``{code-cell}`` blocks of a MyST page."""
+    return [m.group(2) for m in _CODE_CELL.finditer(markdown)]
+
+
+def normalised_lines(text: str) -> list[tuple[str, ...]]:
+    """Every line with :data:`LINE_SHORTEST` tokens or more, but signatures and trivial lines,
+    its identifiers numbered by first appearance within the line."""
+    out = []
+    for line in text.splitlines():
+        if _TRIVIAL.match(line) or _SIGNATURE.match(line):
+            continue
+        toks = tokens(line)
+        seen: dict[str, str] = {}
+        norm, depth = [], 0
+        for i, (tok, renamable) in enumerate(toks):
+            depth += (tok in "([{") - (tok in ")]}")
+            keyword_arg = (depth > 0 and 0 < i < len(toks) - 1 and toks[i - 1][0] in "(,"
+                           and toks[i + 1][0] == "=")
+            if renamable and not keyword_arg and tok not in _KEPT_NAMES:
+                tok = seen.setdefault(tok, f"v{len(seen)}")
+            norm.append(tok)
+        if len(norm) >= LINE_SHORTEST:
+            out.append(tuple(norm))
+    return out
+
+
+def handed_out(name: str) -> set[tuple[str, ...]]:
+    """The normalised lines of the cells an assignment gives its students (not solutions)."""
+    return {line for cell in source_notebook(name, root=ROOT).cells
+            if cell.cell_type == "code" and not cell.metadata.get("nbgrader", {}).get("solution")
+            for line in normalised_lines(cell.source)}
+
+
+def _names(line: tuple) -> set[str]:
+    """The names a line keeps as written (attributes, keyword arguments, builtins), keywords
+    aside: what the line calls."""
+    return {tok for tok in line if tok.isidentifier() and not keyword.iskeyword(tok)
+            and not re.fullmatch(r"v\d+", tok)}
+
+
+def _similar(a: tuple, b: tuple) -> float:
+    """How alike two normalised lines are, 0 when ``a`` calls names and ``b`` none of them."""
+    if _names(a) and not _names(a) & _names(b):
+        return 0.0
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def find_line_leaks(secret: dict[str, str], cells: dict[str, str],
+                    given: set[tuple[str, ...]] = frozenset()) -> list[str]:
+    """One line per (answer cell, code cell) where the answer's lines that nearly match a line of
+    the code cell hold :data:`LINE_COVERAGE` of the answer's tokens."""
+    cell_lines = {label: normalised_lines(text) for label, text in cells.items()}
+    leaks = []
+    for answer, text in secret.items():
+        lines = [line for line in normalised_lines(text) if line not in given]
+        total = sum(map(len, lines))
+        if total < LINE_ANSWER_SHORTEST:
+            continue
+        for label, theirs in cell_lines.items():
+            if not theirs:
+                continue
+            hits = [line for line in lines
+                    if max(_similar(line, other) for other in theirs) >= LINE_RATIO]
+            share = sum(map(len, hits)) / total
+            if share >= LINE_COVERAGE:
+                leaks.append(f"{answer}: {share:.0%} of its lines nearly in {label}, "
+                             f"e.g. `{' '.join(hits[0])}`")
+    return leaks
+
+
+def book_code_cells() -> dict[str, str]:
+    out = {}
+    for path in sorted((ROOT / "book").rglob("*.md")):
+        for i, cell in enumerate(code_cells(path.read_text(encoding="utf-8"))):
+            out[f"{path.relative_to(ROOT)} code cell {i + 1}"] = cell
+    return out
+
+
+# Code cells of chapters that printed fixes of ps3 tasks (before issue 10 was fixed), with the
+# answers each gave away; every one must be found.
+PRINTED_BEFORE = [
+    ("""
+def log_or_y(x, y):
+    ok = x > 0.0
+    return jnp.where(ok, jnp.log(jnp.where(ok, x, 1.0)), y)
+""", ["ps3_pitfalls/safe_log", "ps3_pitfalls/log_or_y"]),
+    ("""
+def ranks(x):
+    result = jax.ShapeDtypeStruct(x.shape, jnp.int32)
+    return jax.pure_callback(host_ranks, result, x, vmap_method="sequential")
+""", ["ps3_pitfalls/callback"]),
+    ("""
+class Scaler3:
+    def tree_flatten(self):
+        return (self.factor,), (self.enabled,)
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children, *aux)
+""", ["ps3_pitfalls/method"]),
+]
+
+
+def test_line_detector_finds_fixes_the_book_once_printed():
+    secret = answers()
+    given = handed_out("ps3_pitfalls")
+    for printed, gave_away in PRINTED_BEFORE:
+        for answer in gave_away:
+            leaks = find_line_leaks({answer: secret[answer]}, {"old chapter": printed}, given)
+            assert leaks, f"{answer} printed as before is not found"
+
+
+def test_line_detector_ignores_unrelated_code():
+    other = "total = sum(v * v for v in values)\nprint(jnp.linspace(0.0, 1.0, 5).tolist())\n"
+    assert find_line_leaks(answers(), {"page": other}) == []
+
+
+# ps3's answers are fixes of a few lines, each of a pitfall one chapter teaches: the line by line
+# comparison is tuned on them. (On the longer answers of the other assignments, a single generic
+# line, such as a conversion with np.asarray, can reach the coverage; the shingles cover those.)
+LINE_CHECKED = ["ps3_pitfalls"]
+
+
+@pytest.mark.parametrize("assignment", LINE_CHECKED)
+def test_no_answer_line_by_line_in_book_code(assignment):
+    secret = {k: v for k, v in answers().items() if k.startswith(f"{assignment}/")}
+    leaks = find_line_leaks(secret, book_code_cells(), handed_out(assignment))
+    assert not leaks, f"{len(leaks)} leak(s):\n" + "\n".join(leaks)
+
+
+# -- the course package defines no graded function --------------------------------------------
+
+def graded_names() -> dict[str, str]:
+    """Name -> 'assignment/grade_id', for every function and class a solution cell defines."""
+    out = {}
+    for name in names(root=ROOT):
+        for cell in source_notebook(name, root=ROOT).cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code" or not meta.get("solution"):
+                continue
+            source = "\n".join(line for line in cell.source.splitlines()
+                               if not line.lstrip().startswith(("%", "!")))
+            for node in ast.parse(source).body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    out[node.name] = f"{name}/{meta['grade_id']}"
+    return out
+
+
+def test_graded_names_are_found():
+    found = graded_names()
+    assert found["broadcast_transpose"] == "ps4_core/broadcast_transpose"
+    assert "plogp" in found and "Normaliser" in found
+
+
+def test_no_course_module_defines_a_graded_function():
+    graded = graded_names()
+    clashes = []
+    for path in sorted((ROOT / "jaxcourse").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                    and node.name in graded:
+                clashes.append(f"{path.relative_to(ROOT)}:{node.lineno} defines {node.name}, "
+                               f"the answer of {graded[node.name]}")
+    assert not clashes, "\n".join(clashes)
+
+
+# ps4.broadcast_transpose sums a cotangent over the axes a broadcast created or stretched. Nothing
+# the student's process can import may do that for them: broadcast has no transpose rule in the
+# package, the rules of add and mul transpose the broadcasting of scalars only, and no function of
+# the course's core, called as a helper (ct, aval) or as a rule, sums a (2, 3) cotangent down to an
+# operand of shape (1, 3) or (3,). Run in a fresh process: the assignment's tests register a rule.
+PS4_PROBE = r"""
+import importlib, inspect, json, pkgutil
+import numpy as np
+import jaxcourse.autodidax, jaxcourse.core
+from jaxcourse.autodidax.core import ShapedArray, add_p, broadcast_p, mul_p
+from jaxcourse.core.transpose import UndefinedPrimal, transpose_rules
+
+report = {"rule": broadcast_p in transpose_rules, "stretched": [], "solvers": []}
+ct = np.ones((2, 3))
+for prim in (add_p, mul_p):
+    try:
+        transpose_rules[prim]([ct], UndefinedPrimal(ShapedArray((1, 3), np.float64)), ct)
+        report["stretched"].append(str(prim))
+    except NotImplementedError:
+        pass
+wanted = {(1, 3): np.full((1, 3), 2.0), (3,): np.full(3, 2.0)}
+modules = [importlib.import_module(m.name) for pkg in (jaxcourse.autodidax, jaxcourse.core)
+           for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")]
+for module in modules:
+    for name, fn in vars(module).items():
+        if not inspect.isfunction(fn) or fn.__module__ != module.__name__:
+            continue
+        for shape, want in wanted.items():
+            aval = ShapedArray(shape, np.float64)
+            calls = [lambda: fn(ct, aval), lambda: fn([ct], UndefinedPrimal(aval), ct),
+                     lambda: fn([ct], UndefinedPrimal(aval), shape=(2, 3), axes=())]
+            for call in calls:
+                try:
+                    out = call()
+                except Exception:
+                    continue
+                for value in (out if isinstance(out, (list, tuple)) else [out]):
+                    try:
+                        if np.shape(value) == shape and np.allclose(np.asarray(value), want):
+                            report["solvers"].append(f"{module.__name__}.{name}")
+                    except Exception:
+                        pass
+print(json.dumps(report))
+"""
+
+
+def test_nothing_importable_transposes_a_broadcast():
+    done = subprocess.run([sys.executable, "-c", PS4_PROBE], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300, check=True)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not report["rule"], "the course package registers a transpose rule for broadcast"
+    assert not report["stretched"], f"these rules transpose a stretched operand: {report}"
+    assert not report["solvers"], f"importable helpers that sum a broadcast away: {report}"
+
+
 if __name__ == "__main__":  # every leak, one per line: python tests/test_answer_leaks.py
     corpus_all = corpus_sources()
     if SITE.is_dir():
         corpus_all.update(site_pages())
     found = find_leaks(answers(), corpus_all)
+    found += [leak for name in LINE_CHECKED for leak in find_line_leaks(
+        {k: v for k, v in answers().items() if k.startswith(f"{name}/")}, book_code_cells(),
+        handed_out(name))]
     print("\n".join(found) or "no leak found")
     sys.exit(1 if found else 0)

@@ -89,33 +89,33 @@ def backward_pass(jaxpr: Jaxpr, consts, args, cts_out) -> list:
 
 
 # --- Transpose rules: cotangents of the outputs -> cotangents of the linear inputs -----------
-def unbroadcast(ct, aval):
-    """Undo NumPy broadcasting: sum ``ct`` down to the shape of the operand ``aval``."""
-    shape = np.shape(ct)
-    extra = len(shape) - len(aval.shape)
-    axes = tuple(range(extra)) + tuple(
-        extra + i for i, d in enumerate(aval.shape) if d == 1 and shape[extra + i] != 1)
-    if not axes:
+def scalar_operand_ct(ct, aval):
+    """The cotangent of one operand of ``add`` or ``mul``, from the output's cotangent ``ct``.
+
+    An operand of the output's shape gets ``ct`` itself. A scalar operand that NumPy broadcasting
+    copied to every element gets the sum of ``ct``. This core transposes no other broadcasting:
+    an array operand with size-one or missing axes raises ``NotImplementedError``."""
+    if tuple(np.shape(ct)) == tuple(aval.shape):
         return ct
-    summed = reduce_sum(ct, axes)
-    if tuple(np.shape(summed)) != tuple(aval.shape):
-        summed = broadcast(summed, aval.shape, [i for i, d in enumerate(aval.shape)
-                                                if d == 1 and shape[extra + i] != 1])
-    return summed
+    if tuple(aval.shape) == ():
+        return reduce_sum(ct, tuple(range(np.ndim(ct))))
+    raise NotImplementedError(
+        f"transpose of add or mul with an operand of shape {tuple(aval.shape)} broadcast to "
+        f"{tuple(np.shape(ct))}: this core transposes the broadcasting of scalars only")
 
 
 def add_transpose(cts, x, y):
     (ct,) = cts
-    return [unbroadcast(ct, x.aval) if is_undefined(x) else None,
-            unbroadcast(ct, y.aval) if is_undefined(y) else None]
+    return [scalar_operand_ct(ct, x.aval) if is_undefined(x) else None,
+            scalar_operand_ct(ct, y.aval) if is_undefined(y) else None]
 
 
 def mul_transpose(cts, x, y):
     # Linear in one operand only: the other one is a known value.
     (ct,) = cts
     if is_undefined(x):
-        return [unbroadcast(mul(ct, y), x.aval), None]
-    return [None, unbroadcast(mul(x, ct), y.aval)]
+        return [scalar_operand_ct(mul(ct, y), x.aval), None]
+    return [None, scalar_operand_ct(mul(x, ct), y.aval)]
 
 
 def neg_transpose(cts, x):

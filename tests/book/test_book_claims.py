@@ -143,6 +143,288 @@ def test_broadcast_of_an_unbatched_operand_is_fused_under_jit():
     assert " broadcast(" in text[:text.index("ENTRY")]
 
 
+def test_python_if_on_a_value_works_under_grad_and_jvp_but_not_jit_or_vmap():
+    # watching_jax: grad's tracer holds the primal value, so a Python branch on it works.
+    def relu_by_branch(a):
+        if a > 0:
+            return a
+        return 0.0 * a
+
+    assert float(jax.grad(relu_by_branch)(2.0)) == 1.0
+    assert float(jax.grad(relu_by_branch)(-2.0)) == 0.0
+    assert float(jax.jvp(relu_by_branch, (2.0,), (1.0,))[1]) == 1.0
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(relu_by_branch)(2.0)
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.vmap(relu_by_branch)(jnp.array([2.0]))
+
+
+def test_batched_cond_stops_the_gradient_of_the_branch_not_taken_where_does_not():
+    # tracers: a batched lax.cond does not share where's nan pitfall.
+    def divide_where(x, y):
+        return jnp.where(y != 0.0, x / y, 0.0)
+
+    def divide_cond_nonzero(x, y):
+        return lax.cond(y != 0.0, lambda: x / y, lambda: jnp.zeros_like(x))
+
+    with_zero = jnp.array([0.0, -2.0])
+    by_cond = jax.vmap(jax.grad(divide_cond_nonzero, argnums=1), (None, 0))(4.0, with_zero)
+    by_where = jax.vmap(jax.grad(divide_where, argnums=1), (None, 0))(4.0, with_zero)
+    assert by_cond.tolist() == [0.0, -1.0]
+    assert bool(jnp.isnan(by_where[0])) and float(by_where[1]) == -1.0
+    batched = _names(jax.make_jaxpr(jax.vmap(divide_cond_nonzero, (None, 0)))(4.0, with_zero))
+    assert "cond" not in batched and "select_n" in batched  # both branches run: still no nan
+
+
+def test_batched_cond_gives_taken_identity_branch_gradient_one_in_jax_and_the_core():
+    # core/control_flow exercise 3: examples whose predicate is true get 1, not 0.
+    from jaxcourse.autodidax.core import reduce_sum, sin
+    from jaxcourse.autodidax.vmap import vmap
+    from jaxcourse.core.control_flow import cond
+    from jaxcourse.core.transpose import grad
+
+    ps, xs = np.array([True, False]), np.array([0.5, 1.0])
+    ours = grad(lambda v: reduce_sum(vmap(lambda p, x: cond(p, lambda x: x, sin, x), (0, 0))(
+        ps, v), 0))(xs)
+    theirs = jax.grad(lambda v: jnp.sum(jax.vmap(
+        lambda p, x: lax.cond(p, lambda x: x, jnp.sin, x))(ps, v)))(jnp.asarray(xs))
+    np.testing.assert_allclose(ours, [1.0, np.cos(1.0)], rtol=1e-12)
+    np.testing.assert_allclose(theirs, [1.0, np.cos(1.0)], rtol=1e-6)
+    # JAX's rule stops the gradient through log at 0 in the branch not taken; where does not.
+    ps, xs = jnp.array([True, False]), jnp.array([0.0, 1.0])
+    by_cond = jax.grad(lambda v: jnp.sum(jax.vmap(
+        lambda p, x: lax.cond(p, lambda x: x, jnp.log, x))(ps, v)))(xs)
+    by_where = jax.grad(lambda v: jnp.sum(jnp.where(ps, v, jnp.log(v))))(xs)
+    assert by_cond.tolist() == [1.0, 1.0]
+    assert bool(jnp.isnan(by_where[0])) and float(by_where[1]) == 1.0
+
+
+@pytest.fixture
+def cpu_kernel():
+    import subprocess
+
+    from jaxcourse import kernels
+
+    subprocess.run(["make", "--no-print-directory", "kernels"], cwd=kernels.ROOT, check=True,
+                   capture_output=True)
+    assert kernels.CPU_LIBRARY.exists()
+    with jax.default_device(jax.devices("cpu")[0]):
+        yield kernels
+
+
+def test_closed_over_scale_is_still_an_unbatched_ffi_operand(cpu_kernel):
+    # kernels/first_class exercise 1: closing over scale does not make the vectorized methods
+    # correct; the constant is still an operand of ffi_call, given a leading axis.
+    x = jax.random.normal(jax.random.key(0), (4, 3, 5), jnp.float32)
+    scale = jnp.linspace(0.5, 1.5, 5, dtype=jnp.float32)
+    for method in ("expand_dims", "broadcast_all"):
+        closed = jax.vmap(lambda a, m=method: cpu_kernel.rms_norm_ffi(a, scale, vmap_method=m))
+        (eqn,) = [e for e in jax.make_jaxpr(closed)(x).jaxpr.eqns if e.primitive.name == "ffi_call"]
+        assert len(eqn.invars) == 2 and eqn.invars[1].aval.shape[0] in (1, 4), method
+        with pytest.raises(jax.errors.JaxRuntimeError, match="scale must have shape"):
+            closed(x).block_until_ready()
+    for method in ("sequential", "legacy_vectorized"):
+        got = jax.vmap(lambda a, m=method: cpu_kernel.rms_norm_ffi(a, scale, vmap_method=m))(x)
+        want = jax.vmap(lambda a: cpu_kernel.rms_norm_reference(a, scale))(x)
+        assert float(jnp.max(jnp.abs(got - want))) < 1e-5, method
+
+
+def test_ffi_call_accepts_five_vmap_methods():
+    # kernels/first_class: not three.
+    with pytest.raises(ValueError) as info:
+        jax.ffi.ffi_call("no_such_target", jax.ShapeDtypeStruct((1,), jnp.float32),
+                         vmap_method="vectorized")
+    listed = re.findall(r"'(\w+)'", str(info.value))
+    assert listed == ["sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
+                      "legacy_vectorized"]
+
+
+def _tree_reduction_sums(threads: int) -> list[set[int]]:
+    """partial[] after the CUDA kernel's tree reduction, as sets of the threads each sums:
+    stride from blockDim.x / 2, halved while positive; thread t < stride adds partial[t + stride]
+    (every thread reads before any writes: __syncthreads() ends each step)."""
+    partial = [{t} for t in range(threads)]
+    stride = threads // 2
+    while stride > 0:
+        partial = [partial[t] | partial[t + stride] if t < stride else partial[t]
+                   for t in range(threads)]
+        stride //= 2
+    return partial
+
+
+def test_cuda_reduction_with_192_threads_loses_partial_2():
+    # kernels/cuda exercise 1: not "the element at index 6"; partial[2] is never added.
+    source = (Path(__file__).resolve().parents[2] / "jaxcourse" / "kernels" / "rms_norm.cu"
+              ).read_text(encoding="utf-8")
+    assert "for (int stride = blockDim.x / 2; stride > 0; stride /= 2)" in source
+    assert "if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];" \
+        in source
+    assert _tree_reduction_sums(256)[0] == set(range(256))
+    strides, stride = [], 96
+    while stride > 0:
+        strides.append(stride)
+        stride //= 2
+    assert strides == [96, 48, 24, 12, 6, 3, 1]
+    partial = _tree_reduction_sums(192)
+    lost = set(range(192)) - partial[0]
+    assert lost == set(range(2, 192, 3)) == partial[2] and len(lost) == 64
+    assert 6 in partial[0]
+
+
+def test_gpu_memory_fraction_is_xla_client_mem_fraction_and_the_old_name_deprecated(monkeypatch):
+    # faq/cuda: the pinned jaxlib's plugin options read XLA_CLIENT_MEM_FRACTION first.
+    from jaxlib import xla_client
+
+    for name in ("XLA_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_MEM_FRACTION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XLA_CLIENT_MEM_FRACTION", ".5")
+    assert xla_client.generate_pjrt_gpu_plugin_options()["memory_fraction"] == 0.5
+    monkeypatch.setenv("XLA_PYTHON_CLIENT_MEM_FRACTION", ".25")
+    with pytest.raises(ValueError, match="deprecated"):
+        xla_client.generate_pjrt_gpu_plugin_options()
+    monkeypatch.delenv("XLA_CLIENT_MEM_FRACTION")
+    assert xla_client.generate_pjrt_gpu_plugin_options()["memory_fraction"] == 0.25
+
+
+def test_dynamic_jaxpr_tracer_is_still_exported_without_a_warning():
+    # faq/tracer_to_numpy
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        from jax.interpreters.partial_eval import DynamicJaxprTracer
+    seen = []
+    jax.jit(lambda x: seen.append(type(x)) or x)(1.0)
+    assert seen == [DynamicJaxprTracer]
+    assert DynamicJaxprTracer.__module__ == "jax._src.interpreters.partial_eval"
+
+
+def test_register_lowering_without_platform_serves_every_platform():
+    # primitives/new_primitive and composition: no need to register once per platform.
+    import inspect
+
+    from jax.extend.mlir.dialects import stablehlo
+    from jax.interpreters import mlir
+
+    assert inspect.signature(mlir.register_lowering).parameters["platform"].default is None
+    prim = Primitive("book_claims_double")
+    prim.def_impl(lambda x: 2 * x)
+    prim.def_abstract_eval(lambda x: x)
+    mlir.register_lowering(prim, lambda ctx, x: [stablehlo.add(x, x)])
+    double = jax.jit(prim.bind)
+    for platform in ("cpu", "cuda", "rocm"):
+        text = double.trace(1.0).lower(lowering_platforms=(platform,)).as_text()
+        assert "stablehlo.add" in text, platform
+    assert float(double(3.0)) == 6.0
+
+
+def test_jitted_constant_function_stages_one_call_whose_inner_jaxpr_is_empty():
+    # core/jit exercise 3
+    from jaxcourse.core.jaxprs import make_jaxpr as our_make_jaxpr
+    from jaxcourse.core.jit import jit as our_jit
+
+    def constant(x):
+        return 1.0
+
+    (eqn,) = jax.make_jaxpr(jax.jit(constant))(2.0).jaxpr.eqns
+    assert eqn.primitive.name == "jit" and eqn.params["jaxpr"].jaxpr.eqns == []
+    assert jax.make_jaxpr(constant)(2.0).jaxpr.eqns == []
+    (ours,) = our_make_jaxpr(our_jit(constant))(np.float64(2.0)).jaxpr.eqns
+    assert ours.primitive.name == "xla_call" and ours.params["jaxpr"].eqns == []
+
+
+def test_bfloat16_stores_seven_mantissa_bits():
+    # kernels/ffi_cpu exercise 3
+    assert jnp.finfo(jnp.bfloat16).nmant == 7 and jnp.finfo(jnp.float32).nmant == 23
+
+
+def test_composition_matrix_has_no_jvp_row_and_jacfwd_catches_the_forgotten_z():
+    # primitives/composition exercise 1
+    from jax.interpreters import ad
+
+    from jaxcourse import composition
+    from jaxcourse.multiply_add import (
+        multiply_add,
+        multiply_add_jvp,
+        multiply_add_p,
+        register_rules,
+    )
+
+    register_rules()
+    rows = composition.composition_matrix(multiply_add, np.float32)
+    assert len(rows) == 19 and "jvp" not in [row.case for row in rows]
+
+    def jvp_forgetting_z(primals, tangents):
+        xt, yt, zt = tangents
+        forgotten = zt if type(zt) is ad.Zero else ad.Zero(jax.typeof(zt))
+        return multiply_add_jvp(primals, (xt, yt, forgotten))
+
+    ad.primitive_jvps[multiply_add_p] = jvp_forgetting_z
+    try:
+        broken = {row.case: row.passed for row in
+                  composition.composition_matrix(multiply_add, np.float32)}
+    finally:
+        register_rules(("jvp",))
+    assert broken["jacfwd"] is False and broken["grad(grad)"] is True
+
+
+def test_current_trace_is_a_thread_local_config_value_not_a_context_variable():
+    # autodidax/interpreters
+    import contextvars
+    import threading
+
+    from jax._src import core
+
+    assert not isinstance(core.trace_state, contextvars.ContextVar)
+    assert type(core.trace_state).__name__ == "Config"
+    seen = {}
+
+    def inside(x):
+        seen["here"] = core.trace_ctx.trace
+        other = threading.Thread(target=lambda: seen.setdefault("other", core.trace_ctx.trace))
+        other.start()
+        other.join()
+        return x
+
+    jax.jit(inside)(1.0)
+    assert seen["here"] is not core.eval_trace and seen["other"] is core.eval_trace
+
+
+def test_printer_hides_mul_s_default_parameter():
+    # appendix/reading_jaxprs
+    closed = jax.make_jaxpr(lambda x, y: x * y)(1.0, 2.0)
+    (eqn,) = closed.jaxpr.eqns
+    assert eqn.params == {"out_dtype": None}
+    assert "mul a b" in str(closed) and "[" not in str(closed).split("=", 1)[1].split("in")[0]
+
+
+def _graded_functions(name: str) -> set[str]:
+    text = (ROOT / "solutions" / name / f"{name}.md").read_text(encoding="utf-8")
+    return set(re.findall(r"^def (\w+)\(", text, re.MULTILINE))
+
+
+def test_part_one_assignment_boxes_name_ps1_s_primitive():
+    assert "weighted_sum_impl" in _graded_functions("ps1_primitives")
+    for chapter in ("watching_jax", "new_primitive", "differentiation", "batching",
+                    "composition"):
+        text = _text(f"book/primitives/{chapter}")
+        box = text[text.index(":::{admonition} Assignment"):]
+        box = box[:box.index("\n:::")]
+        assert "`weighted_sum`" in box and "rule of `multiply_add`" not in box, chapter
+
+
+def test_chapters_name_ps3_s_graded_functions():
+    graded = _graded_functions("ps3_pitfalls")
+    assert {"soft_argmax", "unit", "plogp", "inv_sqrt_or"} <= graded
+    for chapter, task, function in (("step_gradients", "ps3.smooth_step", "soft_argmax"),
+                                    ("tracers", "ps3.divide", "unit"),
+                                    ("where_nan", "ps3.safe_log", "plogp"),
+                                    ("where_nan", "ps3.log_or_y", "inv_sqrt_or")):
+        text = _text(f"book/faq/{chapter}")
+        at = text.index(f"Task `{task}`") if f"Task `{task}`" in text else text.index(task)
+        assert f"`{function}" in text[at:at + 400], (chapter, function)
+
+
 def test_describe_machine_names_the_cores_and_the_backend():
     description = describe_machine()
     assert "CPU cores" in description and jax.default_backend() in description
