@@ -19,7 +19,8 @@ def _grade(args: argparse.Namespace) -> int:
                     cell_policy=not args.no_cell_policy)
     grade(assignment=args.assignment, submitted=args.submitted, out=args.out,
           workers=args.workers, db_url=args.db, root=args.root, package=args.package,
-          seed=args.seed, limits=limits, progress=not args.no_progress, dask=args.dask)
+          seed=args.seed, limits=limits, progress=not args.no_progress, dask=args.dask,
+          students=args.student)
     return 0
 
 
@@ -100,6 +101,8 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="grade on the Dask cluster whose scheduler is at ADDRESS "
                         "(e.g. tcp://10.0.0.5:8786) instead of the local pool")
+    g.add_argument("--student", action="append", default=None, metavar="ID",
+                   help="grade only this student (repeatable) and merge into the class in OUT")
     g.set_defaults(func=_grade)
     r = sub.add_parser("release", help="regenerate assignments/ from solutions/")
     r.add_argument("--root", type=Path, default=Path("."))

@@ -80,7 +80,9 @@ def gradescope_results(result: dict, *, status: str = "graded", message: str = "
             "visibility": test_visibility,
         })
     summary = (f"{result['assignment']}: {result['score']:g} / {result['max_score']:g}"
-               + (f" ({message})" if message else ""))
+               + (f" ({message})" if message else "")
+               + (f"; {result['late_note']}, {result['raw_score']:g} before the late penalty"
+                  if "late_note" in result else ""))
     if status == "error":
         summary = f"{result['assignment']}: not graded: {message}"
     return {"score": float(result["score"]), "output": summary, "visibility": visibility,

@@ -124,6 +124,9 @@ def render(result: dict, assignment: Assignment, detail: dict) -> str:
         f"<p class='muted'>Feedback for {_esc(result['student_id'])}</p>",
         f"<p class='score' id='score'>Score: {result['score']:g} / {result['max_score']:g}</p>",
     ]
+    if "late_note" in result:  # only where the course has a late policy (autograder.late)
+        parts.append(f"<p class='note' id='late'>Submitted {_esc(result['late_note'])}; "
+                     f"score before the late penalty: {result['raw_score']:g}</p>")
     if detail.get("message"):
         parts.append(f"<p class='note'>{_esc(detail['message'])}</p>")
     for note in detail.get("notes", []):

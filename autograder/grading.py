@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import feedback, record, reproduce, summary
+from autograder import classdir, feedback, late, record, reproduce, summary
 from autograder.limits import UsageError
 from autograder.normalise import read_release
 from autograder.record import clean_text
@@ -111,9 +111,10 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
           db_url: str | None = None, root: Path = Path("."),
           package: str = "autograder.assignments", seed: str | None = None,
           limits: Limits | None = None, progress: bool = True, quiet: bool = False,
-          dask: str | None = None) -> GradeRun:
+          dask: str | None = None, students: list[str] | None = None) -> GradeRun:
     """Grade every submission under ``submitted``; ``dask``: a Dask scheduler's address to send
-    the class to instead of the local pool (autograder.cluster)."""
+    the class to instead of the local pool (autograder.cluster); ``students``: grade only these
+    and merge them into the class already in ``out`` (autograder.classdir)."""
     started = time.monotonic()
     limits = limits or Limits()
     root, submitted, out = Path(root), Path(submitted), Path(out)
@@ -123,6 +124,10 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
         raise UsageError(f"release notebook {release_path} not found (run `release` first)")
     if not submitted.is_dir():
         raise UsageError(f"submission directory {submitted} not found")
+    classdir.check_layout(submitted, spec)
+    late_policy = late.load(root, assignment)
+    all_jobs = find_notebooks(submitted, spec)
+    jobs = classdir.pick(all_jobs, students, submitted) if students else all_jobs
     db_url = db_url or f"sqlite:///{(root / 'gradebook.db').resolve()}"
     for sub in ("results", "feedback"):
         (out / sub).mkdir(parents=True, exist_ok=True)
@@ -132,7 +137,6 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
                     hide=hidden_paths(root=root, submitted=submitted, out=out, db_url=db_url),
                     keep=sorted({str(Path(sys.prefix).resolve()),
                                  str(Path(sys.base_prefix).resolve())}))
-    jobs = find_notebooks(submitted, spec)
     gradebook_ready = record.prepare_gradebook(db_url)
     if dask:
         from autograder.cluster import run_on_dask
@@ -160,6 +164,9 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
                 "status": "error", "message": f"not graded: {detail['message']}"})
         tests = [detail["tests"][c.id] for c in spec.checks]
         result = record.results_json(shown_id, assignment, tests)
+        if late_policy is not None:
+            result = late.apply(result, late.lateness(late_policy,
+                                                      submitted / student_id / assignment))
         detail["tests_by_check"] = detail["tests"]
         status, message = detail["status"], _row_message(detail, tests)
         try:
@@ -170,8 +177,11 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
                                         f"{clean_text(str(err), 300)})")
         rows.append({"student_id": shown_id, "assignment": assignment,
                      "score": result["score"], "max_score": result["max_score"],
-                     "status": status, "message": message})
+                     "status": status, "message": message,
+                     **{k: result[k] for k in record.LATE_FIELDS if k in result}})
         results.append(dict(result, tests_by_check=detail["tests"]))
+    if students:
+        rows, results = classdir.merge(out, spec, all_jobs, rows, results)
     failed: dict[str, str] = {}
     try:
         gradebook_ready.join()
@@ -182,7 +192,7 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
         for row in rows:
             if row["student_id"] in failed:
                 row.update(status="error", message=failed[row["student_id"]])
-        record.write_grades_csv(out, rows)
+        record.write_grades_csv(out, rows, late=late_policy is not None)
         (out / "summary.html").write_text(summary.render(spec, results, rows), encoding="utf-8")
     isolation = _isolation(details)
     run = GradeRun(rows, time.monotonic() - started,

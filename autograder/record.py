@@ -21,6 +21,7 @@ from autograder.normalise import nbgrader_meta
 from autograder.spec import Assignment
 
 CSV_FIELDS = ("student_id", "assignment", "score", "max_score", "status", "message")
+LATE_FIELDS = ("raw_score", "late_days", "late_penalty")
 # C0 and C1 controls (ANSI escapes start with ESC or CSI) but tab and newline, DEL, and the
 # Unicode controls that reorder or hide text.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e"
@@ -115,13 +116,15 @@ def write_results(out: Path, result: dict, name: str | None = None) -> None:
     path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 
 
-def write_grades_csv(out: Path, rows: list[dict]) -> None:
+def write_grades_csv(out: Path, rows: list[dict], late: bool = False) -> None:
+    """``late``: a late policy applies, so the score before the penalty is a column too."""
+    fields = (*CSV_FIELDS, *LATE_FIELDS) if late else CSV_FIELDS
     with open(out / "grades.csv", "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+        writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: csv_field(row[k]) if isinstance(row[k], str) else row[k]
-                             for k in CSV_FIELDS})
+            writer.writerow({k: csv_field(row.get(k, "")) if isinstance(row.get(k, ""), str)
+                             else row[k] for k in fields})
 
 
 def _gradebook_api():

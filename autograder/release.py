@@ -104,12 +104,41 @@ def release(name: str, *, root: Path, db_url: str | None = None) -> Path:
     """
     root = Path(root).resolve()
     db_url = db_url or f"sqlite:///{root / 'gradebook.db'}"
+    changed = points_changed(name, root=root, db_url=db_url)
+    if changed:
+        # Allowed (the cells stay), but the grades recorded so far count the old points.
+        print(f"note: the points of {name} changed since the gradebook recorded them "
+              f"({'; '.join(changed)}): regrade the class", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix=f"release-{name}-") as tmp:
         released = generate(name, root=root, workdir=Path(tmp), db_url=db_url)
         target = release_path(name, root=root)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(released.read_bytes())
     return target
+
+
+def points_changed(name: str, *, root: Path, db_url: str) -> list[str]:
+    """Each graded cell whose points in the source differ from the gradebook's record of them,
+    when the gradebook holds submissions of ``name`` (nothing to regrade otherwise)."""
+    if db_url.startswith("sqlite:///") and not Path(db_url[len("sqlite:///"):]).is_file():
+        return []  # Gradebook() would create it
+    from autograder.record import _gradebook_api
+
+    Gradebook, MissingEntry = _gradebook_api()
+    points = {meta["grade_id"]: float(meta.get("points", 0))
+              for cell in source_notebook(name, root=root).cells
+              if (meta := cell.metadata.get("nbgrader", {})).get("grade") and meta.get("grade_id")}
+    with Gradebook(db_url) as gb:
+        try:
+            assignment = gb.find_assignment(name)
+        except MissingEntry:
+            return []
+        if not assignment.submissions:
+            return []
+        recorded = {c.name: float(c.max_score) for nb in assignment.notebooks
+                    for c in nb.grade_cells}
+    return [f"{cell}: {recorded[cell]:g} -> {points[cell]:g}" for cell in sorted(points)
+            if cell in recorded and recorded[cell] != points[cell]]
 
 
 def release_all(*, root: Path, db_url: str | None = None) -> list[Path]:

@@ -1,8 +1,10 @@
 """The instructor's view of a graded class: ``OUT/summary.html``.
 
 Per task, the distribution of the class's points (an inline SVG bar chart, so the page loads
-nothing from outside); the checks that failed most often, each with its most common message; and
-the submissions that could not be graded, with the reason. Built in the main process from the
+nothing from outside); the checks that failed most often (wrong answers), each with its most
+common message; apart from them the tasks not attempted, the checks that ran out of time and the
+cells the cell policy refused, each with its students; and the submissions that could not be
+graded, with the reason. Built in the main process from the
 same results the feedback pages and ``grades.csv`` come from.
 """
 
@@ -79,14 +81,15 @@ def render(assignment: Assignment, results: list[dict], rows: list[dict]) -> str
         parts.append("<p class='muted'>Under each bar the points earned, above it the number of "
                      "students who earned them.</p>")
 
+    by_kind = _failures(assignment, graded)
     parts.append("<h2>Checks that failed most often</h2>")
+    parts.append("<p class='muted'>Wrong answers only: unattempted tasks, time-outs and cells the "
+                 "cell policy refused are listed apart below.</p>")
     failures: Counter = Counter()
     messages: dict[str, Counter] = {}
-    for r in graded:
-        for check_id, t in r["tests_by_check"].items():
-            if t["status"] in ("failed", "error"):
-                failures[check_id] += 1
-                messages.setdefault(check_id, Counter())[t["message"]] += 1
+    for check_id, _, t in by_kind["wrong"]:
+        failures[check_id] += 1
+        messages.setdefault(check_id, Counter())[t["message"]] += 1
     if failures:
         parts.append("<table><tr><th>Check</th><th class='pts'>Failed</th><th>Most common "
                      "message</th></tr>")
@@ -98,6 +101,9 @@ def render(assignment: Assignment, results: list[dict], rows: list[dict]) -> str
         parts.append("</table>")
     else:
         parts.append("<p>No check failed.</p>")
+    for kind, (title, key) in _KINDS.items():
+        parts.append(f"<h2>{title}</h2>")
+        parts.append(_students_table(by_kind[kind], len(graded), assignment if key else None))
 
     parts.append("<h2>Submissions that could not be graded</h2>")
     errored = [row for row in rows if row["status"] == "error"]
@@ -111,3 +117,53 @@ def render(assignment: Assignment, results: list[dict], rows: list[dict]) -> str
         parts.append("<p>None.</p>")
     parts.append("</body></html>\n")
     return "\n".join(parts)
+
+
+# How a failed check's message shows why (autograder.runner.TIME_ERROR, autograder.policy).
+_TIMED_OUT = "to be regraded"
+_REFUSED = ("was not run", "refused by the cell policy")
+_KINDS = {"unattempted": ("Tasks not attempted (the stub still raises NotImplementedError)",
+                          "task"),
+          "timed_out": ("Checks that ran out of time (to be regraded)", ""),
+          "refused": ("Checks whose cell the cell policy refused", "")}
+
+
+def _kind(check_task: str, test: dict) -> str:
+    message = test["message"]
+    if test["status"] == "error" and _TIMED_OUT in message:
+        return "timed_out"
+    if any(m in message for m in _REFUSED):
+        return "refused"
+    # A stub raises NotImplementedError("<task>: write ..."); JAX's own NotImplementedError (a
+    # rule another task needs is missing) is a wrong answer as far as this check can tell.
+    if f"NotImplementedError: {check_task}:" in message:
+        return "unattempted"
+    return "wrong"
+
+
+def _failures(assignment: Assignment, graded: list[dict]) -> dict[str, list]:
+    """Per kind, (check id, student, test) of each failed or errored check."""
+    task_of = {c.id: c.task for c in assignment.checks}
+    kinds: dict[str, list] = {"wrong": [], **{k: [] for k in _KINDS}}
+    for r in graded:
+        for check_id, t in r["tests_by_check"].items():
+            if t["status"] in ("failed", "error"):
+                kind = _kind(task_of.get(check_id, check_id), t)
+                kinds[kind].append((check_id, r["student_id"], t))
+    return kinds
+
+
+def _students_table(items: list, graded: int, assignment: Assignment | None) -> str:
+    """Per check (per task when ``assignment`` is given), how many students and who."""
+    task_of = {c.id: c.task for c in assignment.checks} if assignment else {}
+    who: dict[str, dict] = {}
+    for check_id, student, _ in items:
+        who.setdefault(task_of.get(check_id, check_id), {})[student] = None
+    if not who:
+        return "<p>None.</p>"
+    rows = ["<table><tr><th>" + ("Task" if assignment else "Check")
+            + "</th><th class='pts'>Students</th><th>Who</th></tr>"]
+    for key, students in sorted(who.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        rows.append(f"<tr><td>{_esc(key)}</td><td class='pts'>{len(students)} of {graded}</td>"
+                    f"<td>{_esc(', '.join(students), 2000)}</td></tr>")
+    return "\n".join(rows + ["</table>"])

@@ -20,7 +20,7 @@ nbgrader:
   grade: {grade}
   grade_id: {grade_id}
   locked: {locked}
-  points: 1
+  points: {points}
   schema_version: 3
   solution: {solution}
   task: false
@@ -30,11 +30,11 @@ nbgrader:
 """
 
 
-def _source(root: Path, tests: int) -> None:
-    cells = [CELL.format(grade="false", grade_id="answer", locked="false", solution="true",
+def _source(root: Path, tests: int, points: int = 1) -> None:
+    cells = [CELL.format(grade="false", grade_id="answer", locked="false", solution="true", points=1,
                          body="### BEGIN SOLUTION\nx = 1\n### END SOLUTION")]
     cells += [CELL.format(grade="true", grade_id=f"test_{i}", locked="true", solution="false",
-                          body="assert x == 1") for i in range(tests)]
+                          points=points, body="assert x == 1") for i in range(tests)]
     path = root / "solutions" / "tiny" / "tiny.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("---\njupytext:\n  text_representation:\n    extension: .md\n"
@@ -71,3 +71,23 @@ def test_a_release_that_would_orphan_graded_submissions_says_why(course):
                           check=False)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert done.stderr.startswith("error: tiny was not released: the gradebook")
+
+
+@pytest.mark.filterwarnings("ignore:Object of type:sqlalchemy.exc.SAWarning")
+def test_a_release_that_changes_points_of_graded_cells_says_so(course, capsys):
+    from nbgrader.api import Gradebook
+
+    db = f"sqlite:///{course / 'gradebook.db'}"
+    release("tiny", root=course, db_url=db)
+    _source(course, tests=2, points=3)
+    release("tiny", root=course, db_url=db)  # no submissions yet: nothing to regrade
+    assert "changed" not in capsys.readouterr().err
+    with Gradebook(db) as gb:
+        gb.add_student("s1")
+        gb.add_submission("tiny", "s1")
+    _source(course, tests=2, points=2)
+    release("tiny", root=course, db_url=db)
+    err = capsys.readouterr().err
+    assert "points of tiny changed" in err and "test_0: 3 -> 2; test_1: 3 -> 2" in err
+    release("tiny", root=course, db_url=db)  # recorded now: said once
+    assert "changed" not in capsys.readouterr().err
