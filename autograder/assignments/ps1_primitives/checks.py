@@ -101,22 +101,26 @@ def _pins(cases: list[dict], dtype: str) -> list:
 REPEATED = {2: ((3, 3), (0, 1)), 3: ((2, 3, 2), (0, 2)), 4: ((3, 2, 3, 2), (0, 1, 2, 3))}
 
 
-def _axes(rng: np.random.Generator, ranks) -> list[int]:
-    """One axis per rank, as many negative as positive ones (so each check sees both)."""
-    signs = rng.permutation([(-1) ** i for i in range(len(ranks))])
-    axes = []
-    for rank, sign in zip(ranks, signs):
-        axis = int(rng.integers(rank))
-        axes.append(axis if sign > 0 else axis - rank)
-    return axes
+def _positions(rng: np.random.Generator, rank: int) -> list[int]:
+    """The axes a check contracts for one rank: its first and last axis (one axis for rank 1),
+    and a middle one from rank 3. Signs alternate by rank so that, over ranks 1 to 4, each end
+    comes in both spellings: -1 (a rule slicing ``shape[axis + 1:]`` with it breaks) on even
+    ranks, the first axis with two or more after it (a rule swapping instead of moving breaks)
+    on ranks 3 and 4."""
+    if rank == 1:
+        return [0 if rng.integers(2) else -1]
+    first, last = (0, -1) if rank % 2 == 0 else (-rank, rank - 1)
+    middle = [int(rng.integers(1, rank - 1)) - rank * int(rng.integers(2))] if rank >= 3 else []
+    return [first, *middle, last]
 
 
 def _ranked_cases(rng, dtype: str, ranks=(1, 2, 3, 4)) -> list[dict]:
-    """The case matrix of a check over ``ranks``: every rank, as many negative axes as positive
-    ones, then a shape with a repeated dimension size (of one of the ranks that has one). Every
-    class on every grading; shapes, positions and values drawn on top."""
+    """The case matrix of a check over ``ranks``: each rank at its first, last (and from rank 3
+    a middle) axis, in both spellings across ranks (``_positions``), then a shape with a repeated
+    dimension size (of one of the ranks that has one). Every class on every grading; shapes and
+    values drawn on top."""
     drawn = [_case(rng, _pick(rng, SHAPES[r]), axis, dtype)
-             for r, axis in zip(ranks, _axes(rng, ranks))]
+             for r in ranks for axis in _positions(rng, r)]
     repeated = [r for r in ranks if r in REPEATED]
     if repeated:
         shape, axes = REPEATED[_pick(rng, repeated)]
@@ -132,9 +136,10 @@ EDGES = (((1,), 0), ((2, 1, 3), 1), ((3, 1), 1), ((1, 2, 3, 5), 0), ((2, 3, 1, 5
 
 
 def _edge_cases(rng, dtype: str) -> list[dict]:
-    """Every edge case, each in its positive or negative spelling."""
-    return [_case(rng, shape, axis - len(shape) * int(rng.integers(2)), dtype)
-            for shape, axis in EDGES]
+    """Every edge case in both spellings of its axis (a last axis spelled -1 breaks a rule that
+    slices ``shape[axis + 1:]``; only its positive spelling, one that forgets to wrap)."""
+    return [_case(rng, shape, axis - len(shape) * negative, dtype)
+            for shape, axis in EDGES for negative in (0, 1)]
 
 
 def cases(dtype: str = "float32", *, edges: bool = False, extra=(), ranks=(1, 2, 3, 4)):
@@ -353,8 +358,11 @@ def expect_jvp(inputs: dict) -> list:
 
 def expect_jvp_counts(inputs: dict) -> dict:
     # One application for the primal output and one per nonzero tangent: the tangent is linear
-    # in each operand through the primitive itself.
-    return {"counts": [2] * len(inputs["cases"])}
+    # in each operand through the primitive itself. With the tangent's applications doubled,
+    # the tangent doubles.
+    tangents = [_jvp_reference(c)[1] for c in inputs["cases"]]
+    return {"counts": [2] * len(inputs["cases"]),
+            "flows": [[t, _as(2 * np.asarray(t, np.float64), t)] for t in tangents]}
 
 
 def _transpose_x(ct, w, axis: int, ndim: int) -> np.ndarray:
@@ -412,7 +420,11 @@ def expect_vmap(inputs: dict) -> dict:
 
 
 def expect_traced_vmap(inputs: dict) -> dict:
-    return {"traced": "ok", "calls": len(inputs["cases"])}
+    # With w unbatched at every level, the batched program is weighted_sum itself on x with its
+    # batch axis moved and the axis shifted: it must still apply the primitive.
+    return {"traced": "ok", "calls": len(inputs["cases"]),
+            "applies": [int(all(level[1] is None for level in c["in_axes"]))
+                        for c in inputs["cases"]]}
 
 
 # Judges ------------------------------------------------------------------------------------------
@@ -526,6 +538,17 @@ def judge_jvp_counts(expected: dict, outcome: Outcome) -> Verdict:
         return Verdict(False, "the tangent is not computed with weighted_sum itself (it takes "
                               "one application for the output and one per nonzero tangent), so "
                               "reverse mode would never call your transpose rule")
+    flows = got.get("flows")
+    if type(flows) is not dict or flows.get("error"):
+        return Verdict(False, "the traced JVP could not be evaluated again "
+                              f"({flows.get('error') if type(flows) is dict else '?'})")
+    verdict = judge.close(expected["flows"], Outcome(value=flows["value"]),
+                          **TOLERANCE["float32"])
+    if not verdict.passed:
+        return Verdict(False, "the tangent does not flow through weighted_sum: with every "
+                              "application of weighted_sum that the tangent reaches doubled, the "
+                              f"tangent must double (a term computed another way, or an "
+                              f"application multiplied by zero, does not): {verdict.message}")
     return Verdict(True)
 
 
@@ -543,6 +566,19 @@ def judge_traced(rule: str):
                                   "called, so these points cannot be earned")
         return Verdict(True)
     return judge_it
+
+
+def judge_traced_vmap(expected: dict, outcome: Outcome) -> Verdict:
+    verdict = judge_traced("batching")(expected, outcome)
+    if not verdict.passed:
+        return verdict
+    applies = outcome.value.get("applies")
+    if type(applies) is not list or len(applies) != len(expected["applies"]) or any(
+            type(n) is not int or n < need for n, need in zip(applies, expected["applies"])):
+        return Verdict(False, "with only x batched, the batched program no longer applies "
+                              "weighted_sum: move x's batch axis and shift axis to match, then "
+                              "apply the primitive itself")
+    return Verdict(True)
 
 
 # The checks --------------------------------------------------------------------------------------
@@ -712,9 +748,9 @@ CHECKS = (
            vmap_cases(MIXED, "bfloat16", ranks=(2, 3)), expect_vmap,
            either_way("bfloat16", calls="batching"), BATCH),
     _check("ps1.batch.traced", "ps1.batch", "test_batch", 1,
-           "traced jax.vmap: the rule works on tracers", "probe_vmap_traced",
-           vmap_cases(MIXED, ranks=(2, 4)), expect_traced_vmap, judge_traced("batching"),
-           BATCH),
+           "traced jax.vmap: the rule works on tracers, and with only x batched the batched "
+           "program still applies weighted_sum", "probe_vmap_traced",
+           vmap_cases(MIXED, ranks=(2, 4)), expect_traced_vmap, judge_traced_vmap, BATCH),
 )
 
 ASSIGNMENT = Assignment(

@@ -202,6 +202,13 @@ mlir.register_lowering(weighted_sum_p, weighted_sum_lowering, platform="cuda")
     tangent = (jnp.tensordot(xt, w, axes=([axis], [0]))
                + jnp.tensordot(x, wt, axes=([axis], [0])))
     return out, tangent''')}),
+    "jvp_zero_times_primitive": (
+        "the JVP rule computes the tangent with jnp.tensordot, plus 0 * weighted_sum",
+        {"jvp": _jvp(JVP_HEAD + '''
+    xt, wt = ad.instantiate_zeros(xt), ad.instantiate_zeros(wt)
+    tangent = (jnp.tensordot(xt, w, axes=([axis], [0]))
+               + jnp.tensordot(x, wt, axes=([axis], [0])))
+    return out, tangent + 0.0 * (weighted_sum(xt, w, axis=axis) + weighted_sum(x, wt, axis=axis))''')}),
     "jvp_float32": ("the JVP rule computes the tangent in float32", {"jvp": _jvp(
         JVP_HEAD + '''
     xt, wt = ad.instantiate_zeros(xt), ad.instantiate_zeros(wt)
@@ -287,6 +294,13 @@ mlir.register_lowering(weighted_sum_p, weighted_sum_lowering, platform="cuda")
     axis = axis % ndim
     if w_axis is None:
         return weighted_sum(jnp.moveaxis(x, x_axis, 0), w, axis=axis), 0
+''' + BATCH_W)}),
+    "batch_never_applies_primitive": (
+        "the batching rule contracts with jnp.tensordot in every case, never weighted_sum", {
+            "batch": _batch(BATCH_HEAD + '''
+    axis = axis % ndim
+    if w_axis is None:
+        return jnp.tensordot(jnp.moveaxis(x, x_axis, 0), w, axes=([axis + 1], [0])), 0
 ''' + BATCH_W)}),
     "batch_wrong_out_axis": (
         "the batching rule moves the batch axis to the front but returns x's batch axis", {

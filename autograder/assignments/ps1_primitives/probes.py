@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax._src.interpreters.partial_eval import _cached_abstract_eval
 from jax.core import ShapedArray
-from jax.extend.core import Primitive
+from jax.extend.core import Literal, Primitive
 from jax.interpreters import ad, batching
 
 # Captured before any student code runs.
@@ -39,10 +39,11 @@ _DEF_ABSTRACT_EVAL = Primitive.def_abstract_eval
 # starts and ends, so neither the student's rule nor the pin answers for the other.
 _CLEAR_ABSTRACT_EVAL_CACHE = _cached_abstract_eval.cache_clear
 _PRIMITIVE = Primitive
+_LITERAL = Literal
 _SHAPED = ShapedArray
 _jit, _jvp, _vmap = jax.jit, jax.jvp, jax.vmap
 _linear_transpose, _eval_shape, _make_jaxpr = jax.linear_transpose, jax.eval_shape, jax.make_jaxpr
-_asarray, _dtype = np.asarray, jnp.dtype
+_asarray, _dtype, _tensordot = np.asarray, jnp.dtype, jnp.tensordot
 _TRANSPOSES = ad.primitive_transposes
 _BATCHERS = batching.fancy_primitive_batchers
 # What def_impl and def_abstract_eval set on a Primitive; anything else shadows its methods.
@@ -290,19 +291,71 @@ def _count(jaxpr) -> int:
     return sum(str(e.primitive.name) == NAME for e in _eqns(jaxpr))
 
 
+def _scaled_eval(jaxpr, consts, args, hot_in, p: Primitive, scale: float) -> list:
+    """Evaluate ``jaxpr`` with every application of ``p`` that an input marked in ``hot_in``
+    reaches (the tangent's applications) multiplied by ``scale``; jit equations are entered.
+    A tangent computed by ``p`` itself scales with them; a term computed another way, or an
+    application of ``p`` multiplied by 0, does not. Each application of ``p`` is computed with
+    ``jnp.tensordot``, so the student's impl and lowering rules (other tasks) play no part."""
+    env: dict = {}
+    hot: set = set()
+
+    def read(v):
+        return v.val if type(v) is _LITERAL else env[v]
+
+    for v, a in zip(jaxpr.constvars, consts):
+        env[v] = a
+    for v, a, h in zip(jaxpr.invars, args, hot_in):
+        env[v] = a
+        if h:
+            hot.add(v)
+    for eqn in jaxpr.eqns:
+        ins = [read(v) for v in eqn.invars]
+        flags = [type(v) is not _LITERAL and v in hot for v in eqn.invars]
+        inner = eqn.params.get("jaxpr") if str(eqn.primitive.name) in ("jit", "pjit") else None
+        if inner is not None:
+            outs = _scaled_eval(inner.jaxpr, inner.consts, ins, flags, p, scale)
+        elif eqn.primitive is p:
+            x, w = ins
+            out = _tensordot(x, w, axes=([eqn.params["axis"]], [0])).astype(x.dtype)
+            outs = [out * scale if any(flags) else out]
+        else:
+            outs = eqn.primitive.bind(*ins, **eqn.primitive.get_bind_params(eqn.params))
+            outs = list(outs) if eqn.primitive.multiple_results else [outs]
+        if any(flags):
+            hot.update(eqn.outvars)
+        for v, o in zip(eqn.outvars, outs):
+            env[v] = o
+    return [read(v) for v in jaxpr.outvars]
+
+
 def probe_jvp_traced(ns: dict, inputs: dict) -> dict:
-    """Trace jax.jvp (nothing runs): does the rule trace, and how many applications of the
-    primitive carry the tangent?"""
+    """Trace jax.jvp: does the rule trace, how many applications of the primitive are there,
+    and does the tangent flow through them (each case's tangent output with those applications
+    doubled, next to the plain one, all cases in one jit)?"""
     p = _primitive(ns)
     op = _op(p)
-    counts = []
+    counts, traced, args = [], [], []
     with _Pinned(p, inputs["pins"]):
         for c in inputs["cases"]:
             arrays = _arrays(c, "x", "w", "xt", "wt")
-            jaxpr = _make_jaxpr(lambda *a, c=c: _jvp_case(op, list(a), c["axis"], c["wrt"]))(
+            closed = _make_jaxpr(lambda *a, c=c: _jvp_case(op, list(a), c["axis"], c["wrt"]))(
                 *arrays)
-            counts.append(_count(jaxpr.jaxpr))
-    return {"counts": counts}
+            counts.append(_count(closed.jaxpr))
+            traced.append((closed, [False, False, c["wrt"] in ("x", "both"),
+                                    c["wrt"] in ("w", "both")]))
+            args.extend(arrays)
+
+        def plain_and_doubled(*flat):
+            out = []
+            for i, (closed, hot) in enumerate(traced):
+                a = flat[4 * i: 4 * i + 4]
+                out.append([_scaled_eval(closed.jaxpr, closed.consts, a, hot, p, s)[-1]
+                            for s in (1.0, 2.0)])
+            return out
+
+        flows = _attempt(lambda: _jit(plain_and_doubled)(*args))
+    return {"counts": counts, "flows": flows}
 
 
 # ps1.transpose ----------------------------------------------------------------------------------
@@ -362,9 +415,12 @@ def probe_vmap(ns: dict, inputs: dict) -> dict:
 
 
 def probe_vmap_traced(ns: dict, inputs: dict) -> dict:
+    """Trace each vmap: does the rule trace, and how often does the batched program still apply
+    the primitive?"""
     p = _primitive(ns)
     op = _op(p)
+    applies = []
     with _Counted(_BATCHERS, p) as counted:
         for c in inputs["cases"]:
-            _make_jaxpr(_vmapped(op, c))(*_arrays(c, "x", "w"))
-    return {"traced": "ok", "calls": counted.calls}
+            applies.append(_count(_make_jaxpr(_vmapped(op, c))(*_arrays(c, "x", "w")).jaxpr))
+    return {"traced": "ok", "calls": counted.calls, "applies": applies}

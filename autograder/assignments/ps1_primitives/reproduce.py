@@ -363,21 +363,57 @@ def _jvp(check, rng) -> str:
         """)
 
 
+DOUBLED = """
+
+def evaluate(closed, args, hot_in, scale):  # the traced JVP, run one equation at a time, with
+    # each application of weighted_sum that the tangent reaches multiplied by scale (your impl
+    # rule computes them here; the grader uses its own, so that only the JVP rule is tested)
+    env, hot = {{}}, set()
+    def read(v):
+        return v.val if isinstance(v, jax.extend.core.Literal) else env[v]
+    env.update(zip(closed.jaxpr.constvars, closed.consts))
+    env.update(zip(closed.jaxpr.invars, args))
+    hot.update(v for v, h in zip(closed.jaxpr.invars, hot_in) if h)
+    for eqn in closed.jaxpr.eqns:
+        reached = any(not isinstance(v, jax.extend.core.Literal) and v in hot for v in eqn.invars)
+        outs = eqn.primitive.bind(*map(read, eqn.invars),
+                                  **eqn.primitive.get_bind_params(eqn.params))
+        outs = outs if eqn.primitive.multiple_results else [outs]
+        if eqn.primitive is weighted_sum_p and reached:
+            outs = [scale * o for o in outs]
+        if reached:
+            hot.update(eqn.outvars)
+        env.update(zip(eqn.outvars, outs))
+    return read(closed.jaxpr.outvars[-1])
+"""
+
+
 def _jvp_traced(check, rng) -> str:
-    cases = [{"axis": axis, "wrt": wrt, "shape": shape}
-             for shape, axis in PLANS[check.id] for wrt in "xw"]
-    wants = _expected(check, {"cases": cases})["counts"]
-    rows = [_row(c["shape"], c["axis"], c["wrt"], want) for c, want in zip(cases, wants)]
-    return _source(check, JVP_OF, rows=rows, header="x's shape, axis, with respect to, and how "
-                   "many applications of weighted_sum a correct solution traces", loop="""
-        for shape, axis, wrt, want in cases:
-            print(f"x {shape}, axis={axis}, jax.jvp with respect to {wrt}, traced")
-            x, w = jax.ShapeDtypeStruct(shape, jnp.float32), jax.ShapeDtypeStruct((shape[axis],), jnp.float32)
-            jaxpr = jax.make_jaxpr(jvp_of, static_argnums=(4, 5))(x, w, x, w, axis, wrt)
-            count = str(jaxpr).count("weighted_sum[")
+    cases = []
+    for shape, axis in PLANS[check.id]:
+        for wrt in "xw":
+            x, xt = _draw(rng, shape, "float32"), _draw(rng, shape, "float32")
+            w, wt = (_draw(rng, (shape[axis],), "float32") for _ in range(2))
+            cases.append({"axis": axis, "wrt": wrt, "x": x, "w": w, "xt": xt, "wt": wt})
+    expected = _expected(check, {"cases": cases})
+    rows = [_row(_array(c["x"]), _array(c["w"]), _array(c["xt"]), _array(c["wt"]), c["axis"],
+                 c["wrt"], count, _array(tangent))
+            for c, count, (tangent, _) in zip(cases, expected["counts"], expected["flows"])]
+    return _source(check, JVP_OF, COMPARE, DOUBLED, rows=rows, header="x, w, their tangents, "
+                   "axis, with respect to, how many applications of weighted_sum a correct "
+                   "solution traces, and its tangent", loop="""
+        for x, w, xt, wt, axis, wrt, want, tangent in cases:
+            print(f"x {x.shape}, axis={axis}, jax.jvp with respect to {wrt}, traced")
+            closed = jax.make_jaxpr(jvp_of, static_argnums=(4, 5))(x, w, xt, wt, axis, wrt)
+            count = str(closed).count("weighted_sum[")
             print(f"  your code: {count} applications of weighted_sum, a correct solution: {want} "
                   "(one for the output, one for the tangent)")
             assert count >= want, "compute the tangent with weighted_sum itself, not NumPy or jax.numpy"
+            hot = [False, False, wrt != "w", wrt != "x"]  # the tangents of jvp_of's arguments
+            compare("the tangent", evaluate(closed, [x, w, xt, wt], hot, 1), tangent)
+            # A tangent computed by weighted_sum doubles with the applications that carry it.
+            compare("the tangent, weighted_sum's tangent applications doubled",
+                    evaluate(closed, [x, w, xt, wt], hot, 2), 2 * tangent)
         """)
 
 
@@ -488,20 +524,24 @@ def _vmap(check, rng) -> str:
                       "out_axes": list(out_axes)})
     expected = _expected(check, {"cases": cases, "dtype": dtype})
     if check.probe == "probe_vmap_traced":
-        if expected != {"traced": "ok", "calls": len(cases)}:
+        if (expected["traced"], expected["calls"]) != ("ok", len(cases)):
             raise ValueError(f"{check.id} expects more than a batching rule that traces")
         rows = [_row(c["x"].shape, c["w"].shape, c["axis"], [tuple(a) for a in c["in_axes"]],
-                     c["out_axes"], _aval(checks._vmap_reference(c))) for c in cases]
+                     c["out_axes"], _aval(checks._vmap_reference(c)), need)
+                for c, need in zip(cases, expected["applies"])]
         return _source(check, VMAPPED, rows=rows, header="x's shape, w's shape, axis, in_axes "
-                       "and out_axes (innermost first), and a correct solution's abstract value",
-                       loop="""
-            for x_shape, w_shape, axis, in_axes, out_axes, want in cases:
+                       "and out_axes (innermost first), a correct solution's abstract value, and "
+                       "how many applications of weighted_sum it keeps at least", loop="""
+            for x_shape, w_shape, axis, in_axes, out_axes, want, need in cases:
                 x, w = jax.ShapeDtypeStruct(x_shape, jnp.float32), jax.ShapeDtypeStruct(w_shape, jnp.float32)
                 HEADER
                 jaxpr = jax.make_jaxpr(vmapped(axis, in_axes, out_axes))(x, w)
                 got = [f"{a.dtype}{list(a.shape)}" for a in jaxpr.out_avals]
                 print(f"  traced, your code: {got}, a correct solution: {[want]}")
                 assert got == [want], "the batched function has the wrong abstract value"
+                applies = str(jaxpr).count("weighted_sum[")
+                print(f"  applications of weighted_sum: yours {applies}, a correct solution {need} or more")
+                assert applies >= need, "with only x batched, apply weighted_sum itself"
             """.replace("HEADER", VMAP_HEADER))
     rows = [_row(_array(c["x"]), _array(c["w"]), c["axis"], [tuple(a) for a in c["in_axes"]],
                  c["out_axes"], _array(want)) for c, want in zip(cases, expected["values"])]
