@@ -186,6 +186,43 @@ def test_cell_points_equal_their_checks_and_every_task_is_graded():
     assert {c.task for c in ASSIGNMENT.checks} == {t.id for t in ASSIGNMENT.tasks}
 
 
+# The input classes every grading runs, per check (checks._cases): the same for every seed, so a
+# grade depends on the code and not on the student id that seeds the draws.
+_CLASSES = {
+    "ps3.pure": ["rank 0", "rank 1", "rank 2", "rank 3", "rank 2, repeated slopes"],
+    "ps3.loop": ["rank 0", "rank 1", "rank 2", "rank 3"],
+    "ps3.placement": ["a dict, second device", "a list, second device", "one leaf, second device",
+                      "a dict, first device", "a list, first device"],
+    "ps3.divide": ["rank 2", "rank 3", "rank 4"],
+    "ps3.safe_log": ["rank 0", "rank 1", "rank 2", "rank 3", "rank 4"],
+    "ps3.log_or_y": ["x of rank 1, fallback of rank 0", "x of rank 2, fallback of rank 0",
+                     "x of rank 3, fallback of rank 0", "x of rank 4, fallback of rank 0",
+                     "x of rank 2, fallback of rank 1", "x of rank 3, fallback of rank 2",
+                     "x of rank 2, fallback of rank 2", "x of rank 1, fallback of rank 2"],
+    "ps3.smooth_step": ["rank 1", "rank 2", "rank 3", "rank 4"],
+}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_every_grading_runs_every_input_class(seed):
+    import numpy as np
+
+    for check in ASSIGNMENT.checks:
+        if check.task not in _CLASSES:
+            continue
+        inputs = check.make_inputs(np.random.default_rng([seed, len(check.id)]))
+        names = [case["case"] for case in inputs["cases"]]
+        want = _CLASSES[check.task]
+        if check.id == "ps3.smooth_step.vmap":  # vmap over axis -2 needs rank 2 or more
+            want = want[1:]
+        assert names == want, check.id
+        if check.task == "ps3.safe_log":  # every case expects some p log p != 0, and some 0
+            for case in inputs["cases"]:
+                p = np.asarray(case["p"], case["dtype"])
+                assert (p > 0).any() and ((p > 0) & (p != 1)).any(), (check.id, case["case"])
+                assert case["case"] == "rank 0" or (p <= 0).any(), (check.id, case["case"])
+
+
 def _released_code_cells():
     import nbformat
 

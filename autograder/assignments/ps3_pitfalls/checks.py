@@ -132,21 +132,44 @@ def _leaf(values, dtype="float32") -> dict:
     return {"array": values, "dtype": dtype}
 
 
-def _inputs_pure(rng):
-    rank = int(rng.integers(0, 4))
+def _cases(cases: list) -> dict:
+    """Inputs that hold every input class of a check: ``cases`` (one dict per class, each with
+    a ``case`` naming it) and, at the top level, the first case's keys (for reproducers). Probes
+    run every case (probes._each_case); _check's expectation and judge follow them."""
+    return {**cases[0], "cases": cases}
+
+
+def _case_pure(rng, rank, repeat=False):
     slopes = [float(s) for s in rng.choice(np.arange(1, 40), 3, replace=False) / 40.0]
+    if repeat:  # a slope seen before, between new ones: no result may be remembered by value
+        slopes = [slopes[0], slopes[1], slopes[0], slopes[2], slopes[1]]
     x = _with_edges(rng, _shape(rng, rank, 2, 4) if rank else (), [0.0, -1.0], -3, 3)
-    return {"x": x, "slopes": slopes}
+    if rank == 0:
+        x = float(rng.choice([-1.5, -0.5, 0.75, 2.0]))  # a scalar either side of 0
+    return {"case": f"rank {rank}" + (", repeated slopes" if repeat else ""), "x": x,
+            "slopes": slopes}
+
+
+def _inputs_pure(rng):
+    # Classes: x of rank 0, 1, 2 and 3 (0 and negative entries in every array); slopes all
+    # different, and slopes repeated between others (memoisation).
+    return _cases([*(_case_pure(rng, r) for r in range(4)), _case_pure(rng, 2, repeat=True)])
 
 
 def _inputs_loop(rng, dtype="float32"):
-    rank = int(rng.integers(0, 4))
+    # Classes: x and v of rank 0, 1, 2 and 3, random step counts and dt, in float32 (float64
+    # for ps3.loop.x64).
+    return _cases([_case_loop(rng, r, dtype) for r in range(4)])
+
+
+def _case_loop(rng, rank, dtype):
     shape = _shape(rng, rank, 1, 3)
     batch = (int(rng.integers(2, 4)), *shape)
     return {"x": _values(rng, shape, -1, 1, dtype), "v": _values(rng, shape, -1, 1, dtype),
             "xb": _values(rng, batch, -1, 1), "vb": _values(rng, batch, -1, 1),
             "steps": int(rng.integers(2, 30)), "dt": float(rng.choice([0.05, 0.1, 0.2])),
-            "step_counts": [int(rng.integers(3, 12)), 200], "dtype": dtype}
+            "step_counts": [int(rng.integers(3, 12)), 200], "dtype": dtype,
+            "case": f"rank {rank}"}
 
 
 def _inputs_method(rng):
@@ -171,17 +194,40 @@ def _expect_normalised(inputs, specs):
     return [np.asarray(_normalise(x, _f32(m), _f32(s), c)) for m, s, c in specs]
 
 
-def _inputs_placement(rng):
-    def leaf():
-        rank = int(rng.integers(0, 4))
-        return _leaf(_values(rng, _shape(rng, rank), -5, 5))
+_PLACEMENT_DTYPES = ("float32", "int32", "float16", "bool", "uint8")
 
-    return {"batch": {"images": leaf(), "labels": [leaf(), leaf()], "mask": None,
-                      "empty": {}, "nested": {"w": leaf()}}}
+
+def _inputs_placement(rng):
+    # Classes: a top-level dict (nested lists, None, {}), a top-level list (with [] and a dict),
+    # a single leaf; leaves of rank 0 to 3 and of dtypes float32, int32, float16, bool, uint8;
+    # the second device and the first (put_batch takes any device).
+    def leaf(dtype=None):
+        rank = int(rng.integers(0, 4))
+        dtype = dtype or str(rng.choice(_PLACEMENT_DTYPES))
+        values = rng.uniform(-5, 5, _shape(rng, rank))
+        if dtype == "bool":
+            values = values > 0
+        elif dtype == "uint8":
+            values = np.abs(values)
+        return _leaf(values.astype(dtype).tolist(), dtype)
+
+    as_dict = {"images": leaf("float32"), "labels": [leaf("int32"), leaf("float16")],
+               "mask": None, "empty": {}, "nested": {"w": leaf("bool"), "u": leaf("uint8")}}
+    as_list = [leaf(), [], {"a": leaf(), "b": None}, [leaf(), leaf()]]
+    return _cases([{"case": "a dict, second device", "batch": as_dict, "device": -1},
+                   {"case": "a list, second device", "batch": as_list, "device": -1},
+                   {"case": "one leaf, second device", "batch": leaf(), "device": -1},
+                   {"case": "a dict, first device", "batch": as_dict, "device": 0},
+                   {"case": "a list, first device", "batch": as_list, "device": 0}])
 
 
 def _inputs_divide(rng):
-    rank = int(rng.integers(2, 5))
+    # Classes: v of rank 2, 3 and 4, each with a zero row, a row exactly at TOL, a row just above
+    # it, a row of 1e-20 and random rows.
+    return _cases([_case_divide(rng, r) for r in (2, 3, 4)])
+
+
+def _case_divide(rng, rank):
     shape = list(_shape(rng, rank, 2, 3))
     shape[-1] = int(rng.integers(3, 5))
     v = rng.uniform(-2, 2, shape).astype(np.float32)
@@ -190,28 +236,61 @@ def _inputs_divide(rng):
                  np.eye(shape[-1])[1] * 2.0**-9, np.full(shape[-1], 1e-20)]
     for row, edge in zip(rng.permutation(len(rows))[:len(edge_rows)], edge_rows):
         rows[row] = edge
-    return {"v": rows.reshape(shape).tolist(), "w": _values(rng, shape)}
+    return {"v": rows.reshape(shape).tolist(), "w": _values(rng, shape), "case": f"rank {rank}"}
+
+
+def _case_plogp(rng, rank, dtype):
+    tiny = [1e-30, 1e-20] if dtype == "float32" else [1e-300, 1e-200]
+    if rank == 0:  # a scalar p > 0 (the edges are in the arrays)
+        return {"case": "rank 0", "p": float(rng.uniform(0.05, 2.0)), "dtype": dtype}
+    shape = [*_shape(rng, rank - 1, 2, 3), int(rng.integers(8, 11))]
+    edges = [0.0, -1.0, -0.0, *tiny, 1.0]
+    p = np.asarray(_with_edges(rng, shape, edges, -0.5, 2.0, dtype), dtype)
+    rows = p.reshape(-1, shape[-1])
+    # Values that expect p log p != 0 in every case: p > 0 away from 0 and 1, at spots no edge uses.
+    free = [k for k in range(rows.size) if rows.flat[k] not in edges][:3]
+    rows.flat[free] = rng.uniform(0.05, 0.9, len(free)) if len(free) else []
+    if len(rows) > 1:  # a row entirely at or below zero
+        rows[-1] = np.resize(np.asarray([0.0, -0.0, -1.0, -0.25], dtype), shape[-1])
+    return {"case": f"rank {rank}", "p": rows.reshape(shape).tolist(), "dtype": dtype}
 
 
 def _inputs_plogp(rng, dtype="float32"):
-    rank = int(rng.integers(0, 5))
-    shape = _shape(rng, rank, 2, 3) if rank else ()
-    tiny = [1e-30, 1e-20] if dtype == "float32" else [1e-300, 1e-200]
-    edges = [0.0, -1.0, -0.0, *tiny, 1.0] if rank else [float(rng.choice([0.0, *tiny]))]
-    return {"p": _with_edges(rng, shape, edges, -0.5, 2.0, dtype), "dtype": dtype}
+    # Classes: p of rank 0 (p > 0) and ranks 1 to 4 with p = 0, -0.0, p < 0, tiny p > 0, p = 1
+    # and p > 0 in every array, and (ranks 2 to 4) a row entirely at or below zero.
+    return _cases([_case_plogp(rng, r, dtype) for r in range(5)])
+
+
+def _case_inv_sqrt(rng, rank, fallback_rank):
+    shape = _shape(rng, rank, 2, 3)
+    x = _with_edges(rng, shape, [0.0, -1.0, 1e-14, 1.0, -0.0], -1.0, 3.0)
+    if fallback_rank <= rank:
+        fallback_shape = shape[rank - fallback_rank:]
+    else:  # more axes than x: the result takes the fallback's shape
+        fallback_shape = (*_shape(rng, fallback_rank - rank, 2, 3), *shape)
+    fallback = _values(rng, fallback_shape, -5, 5)
+    out_shape = np.broadcast_shapes(shape, fallback_shape)
+    # vmap maps x's first axis: only when the fallback has fewer axes than x.
+    return {"case": f"x of rank {rank}, fallback of rank {fallback_rank}", "x": x,
+            "fallback": fallback, "w": _values(rng, out_shape), "vmap": fallback_rank < rank}
 
 
 def _inputs_inv_sqrt(rng):
-    rank = int(rng.integers(1, 5))
-    shape = _shape(rng, rank, 2, 3)
-    x = _with_edges(rng, shape, [0.0, -1.0, 1e-14, 1.0, -0.0], -1.0, 3.0)
-    fallback_rank = int(rng.integers(0, rank))  # below x's: vmap maps x's first axis
-    fallback = _values(rng, shape[rank - fallback_rank:], -5, 5)
-    return {"x": x, "fallback": fallback, "w": _values(rng, shape)}
+    # Classes: x of rank 1 to 4 (0, -0.0, x < 0, 1e-14, 1 and x > 0 in each) with a scalar
+    # fallback, one of x's rank less one, of x's rank, and with more axes than x.
+    cases = [_case_inv_sqrt(rng, r, 0) for r in (1, 2, 3, 4)]
+    cases += [_case_inv_sqrt(rng, r, r - 1) for r in (2, 3)]
+    cases += [_case_inv_sqrt(rng, 2, 2), _case_inv_sqrt(rng, 1, 2)]
+    return _cases(cases)
 
 
 def _inputs_soft_argmax(rng):
-    rank = int(rng.integers(2, 5))
+    # Classes: logits of rank 1 to 4 with rows far above and below zero (ranks 2 to 4) and a
+    # random temperature; the vmap check takes ranks 2 to 4.
+    return _cases([_case_soft_argmax(rng, r) for r in (1, 2, 3, 4)])
+
+
+def _case_soft_argmax(rng, rank):
     shape = list(_shape(rng, rank, 2, 3))
     shape[-1] = int(rng.integers(3, 6))
     temperature = float(np.float32(rng.uniform(0.1, 2.0)))
@@ -220,9 +299,10 @@ def _inputs_soft_argmax(rng):
     # Rows far from zero: exp overflows (or underflows to 0 / 0) unless the max is subtracted
     # per row.
     rows[0] = rows[0] * 0.1 + 800.0 * temperature
-    rows[-1] = rows[-1] * 0.1 - 800.0 * temperature
+    if len(rows) > 1:
+        rows[-1] = rows[-1] * 0.1 - 800.0 * temperature
     return {"logits": rows.reshape(shape).tolist(), "temperature": temperature,
-            "w": _values(rng, shape)}
+            "w": _values(rng, shape), "case": f"rank {rank}"}
 
 
 def _inputs_benchmark(rng):
@@ -276,19 +356,65 @@ def _judge_leaks(expected, outcome):
     if outcome.value["leaked"]:
         return Verdict(False, "a tracer escaped the jitted function into a global "
                               f"(jax.checking_leaks: {outcome.value['message']})")
-    return Verdict(True)
+    # No leak is not enough: the values computed under checking_leaks must be right too.
+    return judge.close(expected, Outcome(value=outcome.value["values"]))
 
 
 def _judge_loop_size(expected: Any, outcome: Outcome) -> Verdict:
     if failed := judge.raised(outcome):
         return failed
-    small, large = outcome.value
+    small, large = outcome.value["counts"]
     if large > small:
         return Verdict(False, f"the jaxpr has {small} equations for a few steps and {large} for "
                               "200 steps: the loop is still unrolled by Python while tracing")
-    if large > expected:
+    if large > expected["max"]:
         return Verdict(False, f"the jaxpr has {large} equations, more than a loop body needs")
-    return Verdict(True)
+    # A small jaxpr is not enough: the loop it traces must compute the integration.
+    return judge.close(expected["values"], Outcome(value=outcome.value["values"]))
+
+
+def _judge_soft_grad(expected, outcome):
+    if failed := judge.raised(outcome):
+        return failed
+    got = outcome.value
+    if not isinstance(got, (list, tuple)) or len(got) != 2:
+        return Verdict(False, "grad with respect to (logits, temperature) is not a pair")
+    if not (verdict := _judge_soft(expected["logits"], Outcome(value=got[0]))).passed:
+        return verdict
+    # d/dT of softmax(logits / T) sums terms of size |w logits| / T**2 that cancel: float32
+    # rounding of that sum differs between correct ways of writing it.
+    return judge.close(expected["temperature"], Outcome(value=got[1]), rtol=2e-3,
+                       atol=expected["atol"])
+
+
+def _each(judge_fn):
+    """A judge of every case: the first failing case's verdict, named after its class."""
+    def judged(expected, outcome):
+        if not (isinstance(expected, dict) and "cases" in expected):
+            return judge_fn(expected, outcome)
+        if failed := judge.raised(outcome):
+            return failed
+        got = outcome.value.get("cases") if isinstance(outcome.value, dict) else None
+        if not isinstance(got, list) or len(got) != len(expected["cases"]):
+            return Verdict(False, "the probe did not return a result for every input class")
+        for name, exp, value in zip(expected["names"], expected["cases"], got):
+            verdict = judge_fn(exp, Outcome(value=value))
+            if not verdict.passed:
+                return Verdict(False, f"{name}: {verdict.message}")
+        return Verdict(True)
+
+    return judged
+
+
+def _expect_each(expect):
+    """The expectation of every case, when the inputs hold cases (see _cases)."""
+    def expected(inputs):
+        if "cases" not in inputs:
+            return expect(inputs)
+        return {"names": [c["case"] for c in inputs["cases"]],
+                "cases": [expect(c) for c in inputs["cases"]]}
+
+    return expected
 
 
 def _judge_x64(expected, outcome):
@@ -448,7 +574,8 @@ def _check(id_, task, description, points, cell, inputs, expect, judge_fn=judge.
     # The probe is named after the check id (ps3.loop.size -> probe_loop_size) unless shared.
     return Check(id=id_, task=task, description=description, points=points, grade_cell=cell,
                  probe=probe or "probe_" + id_.removeprefix("ps3.").replace(".", "_"),
-                 make_inputs=inputs, expect=expect, judge=judge_fn, blame=blame,
+                 make_inputs=inputs, expect=_expect_each(expect), judge=_each(judge_fn),
+                 blame=blame,
                  jax_config=jax_config)
 
 
@@ -490,8 +617,15 @@ def _expect_donate(i):
             "velocity": new_v}
 
 
+def _expect_soft_grad(i):
+    w, logits, t = _f32(i["w"]), _f32(i["logits"]), np.float32(i["temperature"])
+    g_logits, g_t = _weighted_grad(_soft_argmax, (0, 1), w, logits, t)
+    return {"logits": g_logits, "temperature": g_t,
+            "atol": float(1e-4 + 1e-6 * np.abs(w * logits).sum() / t**2)}
+
+
 def _expect_placement(i):
-    return [_f32(leaf["array"]) for leaf in jax.tree.leaves(
+    return [_f32(leaf["array"], leaf["dtype"]) for leaf in jax.tree.leaves(
         i["batch"], is_leaf=lambda t: isinstance(t, dict) and "array" in t)]
 
 
@@ -510,7 +644,8 @@ CHECKS = (
            blame="leaky_relu: a traced slope reuses the compiled function; a static or "
                  "converted one recompiles for every value"),
     _check("ps3.pure.leaks", "ps3.pure", "jit(leaky_relu) under jax.checking_leaks", 1,
-           "test_pure", _inputs_pure, lambda i: None, _judge_leaks,
+           "test_pure", _inputs_pure, lambda i: np.asarray(_leaky(_f32(i["x"]), i["slopes"][0])),
+           _judge_leaks,
            blame="leaky_relu: store nothing in a global from inside a jitted function"),
     _check("ps3.loop.values", "ps3.loop", "jit(integrate) and jit(vmap(integrate)) match the "
            "unrolled loop", 1, "test_loop", _inputs_loop, _expect_loop_values,
@@ -522,7 +657,10 @@ CHECKS = (
                                                               i["dt"])) for n in (0, 1)],
            blame="integrate: 0 steps must return x and v unchanged"),
     _check("ps3.loop.size", "ps3.loop", "the jaxpr of integrate does not grow with steps", 2,
-           "test_loop", _inputs_loop, lambda i: 60, _judge_loop_size,
+           "test_loop", _inputs_loop,
+           lambda i: {"max": 60, "values": tuple(np.asarray(a) for a in _integrate(
+               _f32(i["x"]), _f32(i["v"]), i["step_counts"][0], i["dt"]))},
+           _judge_loop_size,
            blame="integrate: use lax.fori_loop, lax.scan or lax.while_loop so the body is "
                  "traced once"),
     _check("ps3.loop.x64", "ps3.loop", "integrate on float64 inputs stays float64", 1,
@@ -598,7 +736,8 @@ CHECKS = (
            blame="plogp: part of it is computed in float32; keep the input's dtype"),
     _check("ps3.log_or_y.values", "ps3.log_or_y", "jit(inv_sqrt_or) and vmap, fallback of any "
            "broadcastable rank", 1, "test_log_or_y", _inputs_inv_sqrt,
-           lambda i: [np.asarray(_inv_sqrt_or(_f32(i["x"]), _f32(i["fallback"])))] * 2,
+           lambda i: [np.asarray(_inv_sqrt_or(_f32(i["x"]), _f32(i["fallback"])))]
+           * (2 if i["vmap"] else 1),
            blame="inv_sqrt_or: the outer where must choose the fallback where x <= 0, and "
                  "1/sqrt(x) itself (unclipped) where x > 0"),
     _check("ps3.log_or_y.grad", "ps3.log_or_y", "jit(grad(inv_sqrt_or)) in x and fallback", 1,
@@ -613,15 +752,13 @@ CHECKS = (
            blame="soft_argmax: softmax of logits / temperature along the last axis, with the "
                  "row's maximum subtracted before exp"),
     _check("ps3.smooth_step.grad", "ps3.smooth_step",
-           "jit(grad(soft_argmax)) in the logits", 1, "test_smooth_step",
-           _inputs_soft_argmax,
-           lambda i: _weighted_grad(_soft_argmax, 0, _f32(i["w"]), _f32(i["logits"]),
-                                    np.float32(i["temperature"])),
-           _judge_soft,
+           "jit(grad(soft_argmax)) in the logits and the temperature", 1, "test_smooth_step",
+           _inputs_soft_argmax, _expect_soft_grad, _judge_soft_grad,
            blame="soft_argmax: argmax and one_hot have zero gradient; exp without the row's "
                  "maximum subtracted overflows"),
     _check("ps3.smooth_step.vmap", "ps3.smooth_step", "jit(vmap(soft_argmax)) over axis -2", 1,
-           "test_smooth_step", _inputs_soft_argmax,
+           "test_smooth_step",
+           lambda rng: _cases([_case_soft_argmax(rng, r) for r in (2, 3, 4)]),
            lambda i: np.asarray(_soft_argmax(_f32(i["logits"]), np.float32(i["temperature"]))),
            _judge_soft,
            blame="soft_argmax: normalise along the last axis, whatever the rank"),

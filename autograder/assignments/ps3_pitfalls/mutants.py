@@ -43,6 +43,11 @@ def leaky_relu(x, slope):
     return jnp.where(x > 0.0, x, slope * x)
 '''
 
+_PURE_ZEROS = '''
+def leaky_relu(x, slope):
+    return jnp.zeros_like(x * slope)
+'''
+
 # ps3.loop ---------------------------------------------------------------------------------------
 
 _LOOP_UNROLLED = '''
@@ -169,6 +174,18 @@ class Normaliser:
 def _method(decorator="@jax.jit", flatten="(self.mean, self.scale), self.clip",
             unflatten="*children, aux"):
     return _METHOD_TEMPLATE.format(decorator=decorator, flatten=flatten, unflatten=unflatten)
+
+
+_METHOD_ZEROS = _method().replace(
+    "        z = (x - self.mean) / self.scale\n", "        z = jnp.zeros_like(x - self.mean)\n")
+
+_LOOP_ZEROS = '''
+def integrate(x, v, steps, dt):
+    def body(i, state):
+        return jnp.zeros_like(state[0]), jnp.zeros_like(state[1])
+
+    return lax.fori_loop(0, steps, body, (x, v))
+'''
 
 
 # ps3.placement ----------------------------------------------------------------------------------
@@ -453,6 +470,7 @@ MUTANTS: dict[str, tuple[str, dict[str, str]]] = {
                          {"pure": _PURE_FLOAT_SLOPE}),
     "pure_static_slope": ("slope made static: a traced slope cannot be a static argument",
                           {"pure": _PURE_STATIC_SLOPE}),
+    "pure_zeros": ("pure and traced once, but returns zeros", {"pure": _PURE_ZEROS}),
     "loop_unrolled": ("the Python loop left in (bug left in)", {"loop": _LOOP_UNROLLED}),
     "loop_jit_unrolled": ("jit added around the Python loop: still unrolled",
                           {"loop": _LOOP_JIT_UNROLLED}),
@@ -463,6 +481,9 @@ MUTANTS: dict[str, tuple[str, dict[str, str]]] = {
     "loop_float32_times": ("scan over float32 times: float64 inputs computed partly in float32",
                            {"loop": _LOOP_FLOAT32_TIMES}),
     "loop_x_first": ("x updated before v: a different integrator", {"loop": _LOOP_X_FIRST}),
+    "loop_zeros": ("a fori_loop whose body returns zeros: small jaxpr, wrong values",
+                   {"loop": _LOOP_ZEROS}),
+    "method_zeros": ("a jitted pytree whose apply returns zeros", {"method": _METHOD_ZEROS}),
     "method_static_self": ("self static, inherited (bug left in)",
                            {"method": _METHOD_STATIC_SELF}),
     "method_hashed": ("static self hashed by value: right values, recompiles for new arrays",

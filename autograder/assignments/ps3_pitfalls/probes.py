@@ -90,8 +90,8 @@ def probe_pure_leaks(ns: dict, inputs: dict) -> dict:
     except Exception as err:  # a leak is reported as an exception
         if "Leaked" not in str(err):
             raise
-        return {"leaked": True, "message": str(err).splitlines()[0][:200]}
-    return {"leaked": False, "message": ""}
+        return {"leaked": True, "message": str(err).splitlines()[0][:200], "values": None}
+    return {"leaked": False, "message": "", "values": value}
 
 
 # ps3.loop ---------------------------------------------------------------------------------------
@@ -117,10 +117,14 @@ def probe_loop_zero(ns: dict, inputs: dict) -> list:
     return [tuple(f(x, v, steps, inputs["dt"])) for steps in (0, 1)]
 
 
-def probe_loop_size(ns: dict, inputs: dict) -> list:
+def probe_loop_size(ns: dict, inputs: dict) -> dict:
     x, v = _loop_args(inputs)
-    return [count_equations(_make_jaxpr(ns["integrate"], static_argnums=2)(x, v, n, inputs["dt"]))
-            for n in inputs["step_counts"]]
+    f = ns["integrate"]
+    counts = [count_equations(_make_jaxpr(f, static_argnums=2)(x, v, n, inputs["dt"]))
+              for n in inputs["step_counts"]]
+    # The values of the few-step jaxpr's function: a small jaxpr must also integrate.
+    values = tuple(_jit(f, static_argnums=2)(x, v, inputs["step_counts"][0], inputs["dt"]))
+    return {"counts": counts, "values": values}
 
 
 def probe_loop_x64(ns: dict, inputs: dict) -> Any:
@@ -211,20 +215,21 @@ def _describe(batch: Any, placed: Any, device: Any) -> dict:
 
 
 def probe_placement_host(ns: dict, inputs: dict) -> dict:
-    device = _devices()[-1]
+    device = _devices()[inputs.get("device", -1)]
     batch = _build_batch(inputs["batch"], lambda a: a)
     return _describe(batch, ns["put_batch"](batch, device), device)
 
 
 def probe_placement_moved(ns: dict, inputs: dict) -> dict:
     devices = _devices()
-    device = devices[-1]
-    # Some leaves committed to the first device, some uncommitted: all must end up on `device`.
+    device = devices[inputs.get("device", -1)]
+    other = devices[0] if device != devices[0] else devices[-1]
+    # Some leaves committed to the other device, some uncommitted: all must end up on `device`.
     flip = [0]
 
     def make(a):
         flip[0] += 1
-        return _device_put(a, devices[0]) if flip[0] % 2 else _device_put(a)
+        return _device_put(a, other) if flip[0] % 2 else _device_put(a)
 
     batch = _build_batch(inputs["batch"], make)
     return _describe(batch, ns["put_batch"](batch, device), device)
@@ -269,6 +274,8 @@ def probe_safe_log_x64(ns: dict, inputs: dict) -> dict:
 def probe_log_or_y_values(ns: dict, inputs: dict) -> list:
     f = ns["inv_sqrt_or"]
     x, fb = _arr(inputs["x"]), _arr(inputs["fallback"])
+    if not inputs.get("vmap", True):  # a fallback with more axes than x: no vmap over x alone
+        return [_jit(f)(x, fb)]
     return [_jit(f)(x, fb), _jit(_vmap(f, in_axes=(0, None)))(x, fb)]
 
 
@@ -282,8 +289,8 @@ def probe_smooth_step_values(ns: dict, inputs: dict) -> Any:
 
 
 def probe_smooth_step_grad(ns: dict, inputs: dict) -> Any:
-    grads = _weighted_grad(ns["soft_argmax"], 0, inputs["w"])
-    return grads(_arr(inputs["logits"]), _arr(inputs["temperature"]))
+    grads = _weighted_grad(ns["soft_argmax"], (0, 1), inputs["w"])
+    return tuple(grads(_arr(inputs["logits"]), _arr(inputs["temperature"])))
 
 
 def probe_smooth_step_vmap(ns: dict, inputs: dict) -> Any:
@@ -495,3 +502,22 @@ def probe_callback_vmap(ns: dict, inputs: dict) -> dict:
         values = [_vmap(lambda v: f(v, bins))(batch), _jit(_vmap(lambda v: f(v, bins)))(batch)]
         _block(values)
     return {"values": values, "host_calls": calls[0]}
+
+
+# Checks whose inputs hold every input class (checks._cases) run the probe on each. -------------
+
+
+def _each_case(probe: Any) -> Any:
+    def run(ns: dict, inputs: dict) -> Any:
+        if "cases" not in inputs:
+            return probe(ns, inputs)
+        return {"cases": [probe(ns, case) for case in inputs["cases"]]}
+
+    run.__name__ = run.__qualname__ = probe.__name__
+    run.__doc__ = probe.__doc__
+    return run
+
+
+for _name in [n for n in globals() if n.startswith("probe_")]:
+    globals()[_name] = _each_case(globals()[_name])
+del _name
