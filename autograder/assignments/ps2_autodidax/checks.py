@@ -96,7 +96,12 @@ def errors(expected, outcome: Outcome) -> Verdict:
         return Verdict(False, "wrong result")
     what = ("an output with out_axes None that is mapped",
             "in_axes whose structure does not match the arguments",
-            "mapped arguments of different sizes", "an in_axes beyond the argument's rank")
+            "mapped arguments of different sizes", "an in_axes beyond the argument's rank",
+            "a tuple in_axes longer than the arguments", "a tuple in_axes where a dict is",
+            "a dict in_axes with a key the argument lacks", "a list in_axes too short",
+            "a list in_axes where a tuple is", "a container in_axes where an array is",
+            "a negative in_axes beyond the argument's rank",
+            "an out_axes beyond the output's rank", "a negative out_axes beyond the output's rank")
     bad = [f"{w} (raised {g})" for w, g, e in zip(what, got, expected)
            if not isinstance(g, str) or g not in e.split("|")]
     if bad:

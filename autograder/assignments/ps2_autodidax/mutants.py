@@ -13,7 +13,6 @@ from pathlib import Path
 
 from autograder.assignments import edits
 
-
 SOURCE = Path(__file__).resolve().parents[3] / "solutions" / "ps2_autodidax" / "ps2_autodidax.md"
 
 # name: (description, grade_id, task, text in the reference cell, its wrong replacement)
@@ -183,6 +182,14 @@ EDITS = {
         "vmap_axes wraps an axis beyond the rank around instead of raising",
         "out_axes", "ps2.out_axes", "    if not -rank <= axis < rank:",
         "    if rank == 0:"),
+    "in_axes_zip_truncates": (
+        "vmap_axes pairs axes with arguments by zip, so a tuple or list of the wrong length passes",
+        "out_axes", "ps2.out_axes",
+        "    if meta != prefix_meta or len(children) != len(prefix_children):",
+        "    if meta != prefix_meta:"),
+    "axes_negative_unchecked": (
+        "vmap_axes checks only the upper bound of an axis: a negative one too far wraps around",
+        "out_axes", "ps2.out_axes", "    if not -rank <= axis < rank:", "    if not axis < rank:"),
     "out_axes_unmapped_not_broadcast": (
         "vmap_axes returns an unmapped output without a batch axis even when out_axes is an int",
         "out_axes", "ps2.out_axes",

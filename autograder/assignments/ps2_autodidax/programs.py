@@ -283,7 +283,22 @@ def error_cases(inputs: dict, lib: dict) -> list:
         lambda vmap: vmap(lambda d: lib["sin"](d["a"]), in_axes=({"a": 0},))({"a": x, "b": x}),
         lambda vmap: vmap(lib["add"], in_axes=(0, 0))(x, y),  # two batch sizes
         lambda vmap: vmap(lib["sin"], in_axes=rank)(x),  # no such axis
+        # in_axes that do not match the arguments, every other kind, each on every grading: a
+        # tuple longer than the arguments, a tuple where a dict is, a key too many, a list too
+        # short, a list where a tuple is, a container where an array is
+        lambda vmap: vmap(lib["sin"], in_axes=(0, 0))(x),
+        lambda vmap: vmap(lambda d: lib["sin"](d["a"]), in_axes=((0,),))({"a": x}),
+        lambda vmap: vmap(lambda d: lib["sin"](d["a"]), in_axes=({"a": 0, "b": 0},))({"a": x}),
+        lambda vmap: vmap(lambda p: lib["sin"](p[0]), in_axes=([0],))([x, x]),
+        lambda vmap: vmap(lambda p: lib["sin"](p[0]), in_axes=([0, 0],))((x, x)),
+        lambda vmap: vmap(lib["sin"], in_axes=((0,),))(x),
+        # axes out of range, the other kinds: a negative in_axes, out_axes either way (the
+        # batched output has the rank of x)
+        lambda vmap: vmap(lib["sin"], in_axes=-rank - 1)(x),
+        lambda vmap: vmap(lib["sin"], out_axes=rank)(x),
+        lambda vmap: vmap(lib["sin"], out_axes=-rank - 1)(x),
     ]
 
 
-ERRORS = ["ValueError", "ValueError|TypeError", "ValueError", "ValueError"]
+ERRORS = ["ValueError", "ValueError|TypeError", "ValueError", "ValueError",
+          *["ValueError|TypeError"] * 6, *["ValueError"] * 3]

@@ -5,6 +5,18 @@ random programs with dead code or constant parts (programs.py). Expectations com
 on the same programs, in float64 like the NumPy-based core: gradients through
 ``lax.broadcast_in_dim``, ``jax.linear_transpose`` of it, the equations JAX's own dead-code
 elimination keeps, and the equations of JAX's jaxpr that depend on the non-constant input.
+
+Each check runs one case of every one of its input classes on every grading (``{"cases": ...}``):
+- broadcast_transpose.new_axes: a scalar x; x of rank >= 1 with some new axes.
+- broadcast_transpose.stretched: stretched size-one axes only (some); every axis of x of size one
+  and stretched; new axes and stretched axes together.
+- broadcast_transpose.direct and .jit: all five above, and the identity (nothing new, nothing
+  stretched).
+- dce.structure: no dead chain; an input returned as it is; an input no output needs with the
+  constant needed; a dead chain. dce.chains: dead chains, with each of the three others. dce.values:
+  an unused input and a needed constant, with and without a dead chain.
+- fold_constants.*: one and two constants, each with only a kept output and with a folded output
+  too; .literals and .consts always fold a literal.
 """
 
 from __future__ import annotations
@@ -54,50 +66,134 @@ def report(expected: dict, outcome: Outcome) -> Verdict:
     return close(expected["values"], Outcome(value=got.get("values")))
 
 
+def each(judge_one):
+    """Judge every case of ``{"cases": [...]}``: the probe returns one result per case; the
+    first case that fails fails the check, and the message says which class it was."""
+    def judge_all(expected: list, outcome: Outcome) -> Verdict:
+        failed = judge.raised(outcome)
+        if failed:
+            return failed
+        got = outcome.value
+        if not isinstance(got, list) or len(got) != len(expected):
+            return Verdict(False, "the probe did not get a result for every case")
+        for i, (want, value) in enumerate(zip(expected, got)):
+            verdict = judge_one(want["expected"], Outcome(value=value))
+            if not verdict.passed:
+                return Verdict(False, f"case {i + 1} of {len(expected)} ({want['class']}): "
+                                      f"{verdict.message}")
+        return Verdict(True)
+
+    return judge_all
+
+
+def _for_each(expect_one, name):
+    """The expectation of every case, with the name of its class (shown in a failure)."""
+    def expect(inputs):
+        return [{"expected": expect_one(case), "class": name(case)}
+                for case in inputs["cases"]]
+
+    return expect
+
+
+def _broadcast_class(case) -> str:
+    return {"rank0": "a scalar broadcast", "new": "new axes only",
+            "identity": "no new axis, nothing stretched",
+            "stretch": "some size-one axes stretched", "stretch_all": "every axis stretched",
+            "mixed": "new axes and stretched axes"}[case["kind"]]
+
+
+def _dce_class(case) -> str:
+    program = case["program"]
+    return (f"a program of {len(program['steps'])} steps and {len(program['outs'])} "
+            f"output(s)")
+
+
+def _fold_class(case) -> str:
+    return f"a program over {len(case['consts'])} constant(s)"
+
+
 # --- Input makers ----------------------------------------------------------------------------
-def _broadcast(stretch: bool, rank0: bool = False):
+# Every check runs each of its input classes on every grading (``{"cases": [...]}``, one case
+# per class, drawn at random within its class), so that a grade depends on the code, not on
+# which class a seed happened to draw.
+def _broadcast_case(rng, kind: str) -> dict:
+    """One broadcast of class ``kind``:
+
+    - ``"rank0"``: x is a scalar, every axis of the result is new;
+    - ``"new"``: some (not all) axes are new, none stretched;
+    - ``"identity"``: no new axis, nothing stretched (the cotangent passes through);
+    - ``"stretch"``: no new axis, some size-one axes of x stretched (not all);
+    - ``"stretch_all"``: no new axis, every axis of x has size one and is stretched;
+    - ``"mixed"``: new axes and stretched size-one axes at once (rank 2 or 3).
+    """
+    out_rank = int(rng.integers(2 if kind in ("mixed", "new") else 1, 4))
+    shape = [int(d) for d in rng.integers(2, 5, size=out_rank)]
+    if kind == "rank0":
+        n_new = out_rank
+    elif kind in ("new", "mixed"):
+        n_new = int(rng.integers(1, out_rank))
+    else:
+        n_new = 0
+    axes = sorted(int(a) for a in rng.choice(out_rank, size=n_new, replace=False))
+    kept = [i for i in range(out_rank) if i not in axes]
+    x_shape = [shape[i] for i in kept]
+    if kind == "stretch_all":
+        x_shape = [1] * len(kept)
+    elif kind in ("stretch", "mixed"):
+        most = len(kept) - 1 if kind == "stretch" and len(kept) > 1 else len(kept)
+        for j in rng.choice(len(kept), size=int(rng.integers(1, most + 1)), replace=False):
+            x_shape[int(j)] = 1
+    return {"shape": shape, "axes": axes, "x": rng.uniform(-2.0, 2.0, size=x_shape),
+            "w": rng.uniform(-2.0, 2.0, size=shape), "ct": rng.uniform(-2.0, 2.0, size=shape),
+            "kind": kind}
+
+
+NEW_AXES = ("rank0", "new")
+STRETCHED = ("stretch", "stretch_all", "mixed")
+EVERY_BROADCAST = ("rank0", "new", "identity", "stretch", "stretch_all", "mixed")
+
+
+def _broadcasts(kinds):
     def make(rng):
-        out_rank = int(rng.integers(1, 4))
-        shape = [int(d) for d in rng.integers(2, 5, size=out_rank)]
-        n_new = out_rank if rank0 else int(rng.integers(1 if not stretch else 0, out_rank + 1))
-        if stretch and n_new == out_rank:
-            n_new = out_rank - 1
-        axes = sorted(int(a) for a in rng.choice(out_rank, size=n_new, replace=False))
-        kept = [i for i in range(out_rank) if i not in axes]
-        x_shape = [shape[i] for i in kept]
-        if stretch:
-            for j in rng.choice(len(kept), size=int(rng.integers(1, len(kept) + 1)),
-                                replace=False):
-                x_shape[int(j)] = 1
-        return {"shape": shape, "axes": axes, "x": rng.uniform(-2.0, 2.0, size=x_shape),
-                "w": rng.uniform(-2.0, 2.0, size=shape), "ct": rng.uniform(-2.0, 2.0, size=shape)}
+        return {"cases": [_broadcast_case(rng, kind) for kind in kinds]}
 
     return make
 
 
-def _broadcast_any(rng):
-    kind = int(rng.integers(3))
-    return _broadcast(stretch=kind == 1, rank0=kind == 2)(rng)
-
-
-def _dead_code(chains: bool, signature: bool = False):
+def _dead_code_case(rng, chains: bool, signature: bool = False, input_out: bool = False):
     """With ``signature``, the outputs never need one of the two inputs and always need the
-    constant (programs.draw_dead_code), so the binders a pass keeps are always put to the test."""
+    constant (programs.draw_dead_code), so the binders a pass keeps are always put to the test.
+    With ``input_out``, an input is also returned as it is (an output no equation computes)."""
+    n = int(rng.integers(2, 5))
+    program = programs.draw_dead_code(rng, 3, chains=chains, signature=signature)
+    if input_out:
+        program = {**program, "outs": [*program["outs"], int(rng.integers(2))]}
+    return {"program": program, "args": [rng.uniform(-2.0, 2.0, size=n) for _ in range(2)],
+            "const": rng.uniform(-2.0, 2.0, size=n)}
+
+
+def _dead_code(*classes):
+    """One case per ``(chains, signature, input_out)`` in ``classes``."""
     def make(rng):
-        n = int(rng.integers(2, 5))
-        return {"program": programs.draw_dead_code(rng, 3, chains=chains, signature=signature),
-                "args": [rng.uniform(-2.0, 2.0, size=n) for _ in range(2)],
-                "const": rng.uniform(-2.0, 2.0, size=n)}
+        return {"cases": [_dead_code_case(rng, *c) for c in classes]}
 
     return make
+
+
+def _foldable_case(rng, literals: bool, n_consts: int, folded_out: bool):
+    n = int(rng.integers(2, 5))
+    program = programs.draw_foldable(rng, n_consts, literals=literals, folded_out=folded_out)
+    return {"program": program, "consts": [rng.uniform(-2.0, 2.0, size=n)
+                                           for _ in range(n_consts)],
+            "x": rng.uniform(-2.0, 2.0, size=n)}
 
 
 def _foldable(literals: bool):
+    """One case per number of constants (one, two) and per kind of outputs (only a kept
+    equation's, or also a folded value's)."""
     def make(rng):
-        n, n_consts = int(rng.integers(2, 5)), int(rng.integers(1, 3))
-        return {"program": programs.draw_foldable(rng, n_consts, literals=literals),
-                "consts": [rng.uniform(-2.0, 2.0, size=n) for _ in range(n_consts)],
-                "x": rng.uniform(-2.0, 2.0, size=n)}
+        return {"cases": [_foldable_case(rng, literals, n_consts, folded_out)
+                          for n_consts in (1, 2) for folded_out in (False, True)]}
 
     return make
 
@@ -169,54 +265,68 @@ def _check(id, task, cell, points, description, probe, make, expect, judge_=repo
 
 
 BT, DCE, FOLD = "ps4.broadcast_transpose", "ps4.dce", "ps4.fold_constants"
+GRAD = _for_each(expect_broadcast_grad, _broadcast_class)
+DIRECT = _for_each(expect_broadcast_direct, _broadcast_class)
+DCE_ALL = _for_each(expect_dce, _dce_class)
+FOLD_ALL = _for_each(expect_fold, _fold_class)
+# Input classes (one case each, every grading), as (chains, signature, input_out) for dce.
+DCE_STRUCTURE = ((False, False, False), (False, False, True), (False, True, False),
+                 (True, False, False))
+DCE_CHAINS = ((True, False, False), (True, False, True), (True, True, False))
+DCE_VALUES = ((True, True, False), (False, True, False))
 CHECKS = (
     _check("ps4.broadcast_transpose.new_axes", BT, "test_broadcast_transpose", 3,
-           "grad through broadcast with new axes only", "probe_broadcast_grad",
-           _broadcast(stretch=False), expect_broadcast_grad, close,
+           "grad through broadcast with new axes only: a scalar x, and x of rank 1 or more",
+           "probe_broadcast_grad", _broadcasts(NEW_AXES), GRAD, each(close),
            blame="Each element of x was copied along the new axes: its cotangent is the sum of "
                  "the cotangents over those axes."),
     _check("ps4.broadcast_transpose.stretched", BT, "test_broadcast_transpose", 3,
-           "grad through broadcast that also stretches size-one axes of x",
-           "probe_broadcast_grad", _broadcast(stretch=True), expect_broadcast_grad, close,
+           "grad through broadcast that also stretches size-one axes of x: some of them, all "
+           "of them, and together with new axes", "probe_broadcast_grad",
+           _broadcasts(STRETCHED), GRAD, each(close),
            blame="A size-one axis of x stretched to a longer one must be summed too, and kept "
                  "with size one: the cotangent has x's shape."),
     _check("ps4.broadcast_transpose.direct", BT, "test_broadcast_transpose", 2,
-           "the rule called on its own, against jax.linear_transpose, for ranks 0 to 3",
-           "probe_broadcast_direct", _broadcast_any, expect_broadcast_direct, close,
+           "the rule called on its own, against jax.linear_transpose, on every kind of "
+           "broadcast (scalar, new axes, none, stretched, both)",
+           "probe_broadcast_direct", _broadcasts(EVERY_BROADCAST), DIRECT, each(close),
            blame="The rule returns a list holding one cotangent, of the operand's shape."),
     _check("ps4.broadcast_transpose.jit", BT, "test_broadcast_transpose", 2,
-           "grad through broadcast under jit, where the cotangent is a tracer",
-           "probe_broadcast_grad_jit", _broadcast_any, expect_broadcast_grad, close,
+           "grad through broadcast under jit, where the cotangent is a tracer, on every kind "
+           "of broadcast", "probe_broadcast_grad_jit", _broadcasts(EVERY_BROADCAST), GRAD,
+           each(close),
            blame="Under jit the cotangent is a staging tracer: compute with reduce_sum and "
                  "broadcast, not NumPy."),
     _check("ps4.dce.structure", DCE, "test_dce", 4,
-           "the equations left on random programs, against JAX's own dead-code elimination",
-           "probe_dce", _dead_code(chains=False), expect_dce,
+           "the equations left on random programs, against JAX's own dead-code elimination "
+           "(an input returned as it is, an input no output needs)",
+           "probe_dce", _dead_code(*DCE_STRUCTURE), DCE_ALL, each(report),
            blame="Keep exactly the equations an output needs, directly or through others, in "
                  "their order, with the same binders and outputs."),
     _check("ps4.dce.chains", DCE, "test_dce", 4,
            "programs with chains of dead equations feeding each other",
-           "probe_dce", _dead_code(chains=True), expect_dce,
+           "probe_dce", _dead_code(*DCE_CHAINS), DCE_ALL, each(report),
            blame="An equation read only by dead equations is dead too: walk backwards from the "
                  "outputs."),
     _check("ps4.dce.values", DCE, "test_dce", 2,
            "the smaller jaxpr type-checks and computes what JAX computes, argument unchanged, "
            "binders kept when an input is needed by no output",
-           "probe_dce", _dead_code(chains=True, signature=True), expect_dce,
+           "probe_dce", _dead_code(*DCE_VALUES), DCE_ALL, each(report),
            blame="Return a new Jaxpr with the constvars, in_binders and outs of the argument, "
                  "even an input no kept equation reads; do not change the argument."),
     _check("ps4.fold_constants.structure", FOLD, "test_fold_constants", 4,
-           "the equations left on random programs over constants and one input",
-           "probe_fold", _foldable(literals=False), expect_fold,
+           "the equations left on random programs over one or two constants and one input",
+           "probe_fold", _foldable(literals=False), FOLD_ALL, each(report),
            blame="Fold every equation whose inputs are all constants, including results folded "
                  "before it; keep the others in order."),
     _check("ps4.fold_constants.literals", FOLD, "test_fold_constants", 3,
            "constants combined with literals (x * 2.0) fold too",
-           "probe_fold", _foldable(literals=True), expect_fold,
+           "probe_fold", _foldable(literals=True), FOLD_ALL, each(report),
            blame="A literal is a constant: an equation reading constants and literals folds."),
     _check("ps4.fold_constants.consts", FOLD, "test_fold_constants", 3,
            "only the constants still read are kept, the jaxpr type-checks and computes what JAX "
-           "computes", "probe_fold", _foldable(literals=True), expect_fold,
+           "computes, a folded output included", "probe_fold", _foldable(literals=True),
+           FOLD_ALL, each(report),
            blame="Keep one constvar per constant still read by a kept equation or an output, "
                  "with its value at the same position."),
 )

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from autograder.assignments import edits
 
-
 SOURCE = Path(__file__).resolve().parents[3] / "solutions" / "ps4_core" / "ps4_core.md"
 
 BT, DCE, FOLD = "ps4.broadcast_transpose", "ps4.dce", "ps4.fold_constants"
@@ -32,6 +31,12 @@ EDITS = {
         "broadcast_transpose", BT,
         "summed_axes = sorted(set(axes) | {kept[j] for j in stretched})",
         "summed_axes = sorted(axes)"),
+    "bt_stretched_at_x_positions": (
+        ("stretched axes are summed at their positions in x, not in the result: right until "
+         "new axes come before them"),
+        "broadcast_transpose", BT,
+        "summed_axes = sorted(set(axes) | {kept[j] for j in stretched})",
+        "summed_axes = sorted(set(axes) | set(stretched))"),
     "bt_drops_size_one_axes": (
         "stretched axes are summed away but not put back with size one",
         "broadcast_transpose", BT,

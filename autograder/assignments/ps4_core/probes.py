@@ -30,6 +30,15 @@ def own(ns: dict, name: str):
     return obj
 
 
+def _each_case(probe_one):
+    """The probe run on every case of ``{"cases": [...]}``, one result per case."""
+    @functools.wraps(probe_one)
+    def probe(ns, inputs):
+        return [probe_one(ns, case) for case in inputs["cases"]]
+
+    return probe
+
+
 def _plain(values) -> list:
     return [np.asarray(v, dtype=np.float64) for v in values]
 
@@ -50,17 +59,20 @@ def _with_rule(ns):
     transpose_rules[core.broadcast_p] = own(ns, "broadcast_transpose")
 
 
+@_each_case
 def probe_broadcast_grad(ns, inputs):
     _with_rule(ns)
     return np.asarray(grad(_broadcast_loss(inputs))(np.asarray(inputs["x"])), dtype=np.float64)
 
 
+@_each_case
 def probe_broadcast_grad_jit(ns, inputs):
     _with_rule(ns)
     return np.asarray(jit(grad(_broadcast_loss(inputs)))(np.asarray(inputs["x"])),
                       dtype=np.float64)
 
 
+@_each_case
 def probe_broadcast_direct(ns, inputs):
     rule = own(ns, "broadcast_transpose")
     x = np.asarray(inputs["x"])
@@ -83,6 +95,7 @@ def _staged(inputs):
     return make_jaxpr(with_const)(*args), args
 
 
+@_each_case
 def probe_dce(ns, inputs):
     dce = own(ns, "dce_jaxpr")
     closed, args = _staged(inputs)
@@ -97,6 +110,7 @@ def probe_dce(ns, inputs):
 
 
 # --- ps4.fold_constants ----------------------------------------------------------------------
+@_each_case
 def probe_fold(ns, inputs):
     fold = own(ns, "fold_constants")
     consts = [np.asarray(c) for c in inputs["consts"]]

@@ -55,7 +55,8 @@ def draw_dead_code(rng: np.random.Generator, n_args: int, *, chains: bool,
     With ``signature`` (``n_args >= 3``), the outputs always leave one input (drawn) unused and
     always need the constant, so that a pass that drops or keeps binders by use shows it: an
     equation reading another input and the constant comes first, and the outputs are drawn among
-    the values that do not depend on the unused input, one of them on the constant. Without it,
+    the values that do not depend on the unused input, one of them on the constant (through a
+    last step reading another kept one, so that kept equations depend on each other). Without it,
     which arguments the outputs need is left to chance.
 
     Every step reads an input or a value computed from one: an operation on the constant alone
@@ -91,6 +92,10 @@ def draw_dead_code(rng: np.random.Generator, n_args: int, *, chains: bool,
         free = [k for k in candidates if unused not in needs[k]]
         first = int(rng.choice([k for k in free if const[0] in needs[k]]))
         rest = [k for k in free if k != first]
+        # The output needing the constant goes through one more step, so that at least two
+        # kept equations depend on each other (their order matters).
+        steps.append([("sin", "cos", "neg")[int(rng.integers(3))], first])
+        first = n
         more = rng.choice(rest, size=int(rng.integers(0, min(2, len(rest)) + 1)), replace=False)
         return {"steps": steps, "outs": sorted([first, *(int(k) for k in more)])}
     n_outs = int(rng.integers(1, min(3, len(candidates)) + 1))
@@ -98,15 +103,20 @@ def draw_dead_code(rng: np.random.Generator, n_args: int, *, chains: bool,
     return {"steps": steps, "outs": outs}
 
 
-def draw_foldable(rng: np.random.Generator, n_consts: int, *, literals: bool) -> dict:
+def draw_foldable(rng: np.random.Generator, n_consts: int, *, literals: bool,
+                  folded_out: bool | None = None) -> dict:
     """Steps over constants (the first ``n_consts`` arguments) and one input (the last), so that
-    some steps depend only on constants; with ``literals``, constants also meet the literal 2.0."""
+    some steps depend only on constants; with ``literals``, constants also meet the literal 2.0
+    (at least once). With ``folded_out``, a constant-only value is also an output; with False,
+    only the last (kept) value is; with None, chance decides."""
     n_args = n_consts + 1
     steps: list = []
     n = n_args
-    for _ in range(int(rng.integers(2, 5))):  # constant-only steps first, then mixed ones
+    n_const_steps = int(rng.integers(2, 5))
+    with_literal = int(rng.integers(n_const_steps))
+    for k in range(n_const_steps):  # constant-only steps first, then mixed ones
         step = _step(rng, n, pool=[k for k in range(n) if k != n_consts])
-        if literals and rng.random() < 0.5:
+        if literals and (k == with_literal or rng.random() < 0.5):
             step = ["scale", step[1]]
         steps.append(step)
         n += 1
@@ -116,5 +126,7 @@ def draw_foldable(rng: np.random.Generator, n_consts: int, *, literals: bool) ->
     steps.append(["mul", n_consts, int(rng.integers(n_args, n))])  # at least one kept equation
     n += 1
     const_outs = [k for k in range(n_args, n_args + 2)]
-    outs = [n - 1] + [int(rng.choice(const_outs))] * int(rng.random() < 0.5)
+    if folded_out is None:
+        folded_out = bool(rng.random() < 0.5)
+    outs = [n - 1] + [int(rng.choice(const_outs))] * int(folded_out)
     return {"steps": steps, "outs": outs}
