@@ -336,6 +336,31 @@ def benchmark(f, *args, repeats=5):
     return times[0], sum(times) / len(times)
 '''
 
+# The two wrong solutions the mutation run found surviving (benchmarks/README.md).
+_BENCH_ADDS_START = '''
+def benchmark(f, *args, repeats=5):
+    args = jax.device_put(args)
+    start = time.perf_counter()
+    jax.block_until_ready(f(*args))
+    first = time.perf_counter() + start
+    start = time.perf_counter()
+    for _ in range(repeats):
+        jax.block_until_ready(f(*args))
+    return first, (time.perf_counter() - start) / repeats
+'''
+
+_BENCH_DEFAULT_SIX = '''
+def benchmark(f, *args, repeats=6):
+    args = jax.device_put(args)
+    start = time.perf_counter()
+    jax.block_until_ready(f(*args))
+    first = time.perf_counter() - start
+    start = time.perf_counter()
+    for _ in range(repeats):
+        jax.block_until_ready(f(*args))
+    return first, (time.perf_counter() - start) / repeats
+'''
+
 _BENCH_NO_WAIT = '''
 def benchmark(f, *args, repeats=5):
     args = jax.device_put(args)
@@ -551,6 +576,10 @@ MUTANTS: dict[str, tuple[str, dict[str, str]]] = {
     "bench_total": ("total instead of per-call time", {"benchmark": _BENCH_TOTAL}),
     "bench_first_unwaited": ("the first call timed without waiting for it",
                              {"benchmark": _BENCH_FIRST_UNWAITED}),
+    "bench_adds_start": ("the first call's time adds the start instead of subtracting it",
+                         {"benchmark": _BENCH_ADDS_START}),
+    "bench_default_six": ("repeats defaults to 6, not the task's 5",
+                          {"benchmark": _BENCH_DEFAULT_SIX}),
     "donate_nothing": ("jit without donation (bug left in)",
                        {"donate": "momentum_step = jax.jit(momentum_update)\n"}),
     "donate_params_only": ("only params donated",

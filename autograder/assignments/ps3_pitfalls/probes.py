@@ -308,11 +308,13 @@ class _SimulatedDevice:
     simulated seconds. Its result is a pytree (a pair) of pending arrays. What a benchmark
     reports can then be checked exactly, with no real timing noise."""
 
-    def __init__(self, compile_s: float, compute_s: float, transfer_s: float, dispatch_s: float):
+    def __init__(self, compile_s: float, compute_s: float, transfer_s: float, dispatch_s: float,
+                 start_s: float = 0.0):
         self.compile_s, self.compute_s = compile_s, compute_s
         self.transfer_s, self.dispatch_s = transfer_s, dispatch_s
-        self.now = 0.0
-        self.queue_free_at = 0.0
+        # A clock that does not start at 0: "now + start" is then not "now - start".
+        self.now = start_s
+        self.queue_free_at = start_s
         self.calls = 0
 
     def clock(self) -> float:
@@ -363,14 +365,20 @@ def _simulated_clocks(ns: dict, device: _SimulatedDevice):
 
 
 def probe_benchmark(ns: dict, inputs: dict) -> dict:
-    device = _SimulatedDevice(inputs["compile_s"], inputs["compute_s"], inputs["transfer_s"],
-                              inputs["dispatch_s"])
-    args = [np.ones(shape, np.float32) for shape in inputs["shapes"]]
+    """benchmark with the drawn repeats, then again on a fresh device with its default."""
     benchmark = ns["benchmark"]
-    with _simulated_clocks(ns, device):
-        result = benchmark(device, *args, repeats=inputs["repeats"])
-    first, steady = result
-    return {"first": float(first), "steady": float(steady), "calls": device.calls}
+    runs = []
+    for repeats in (inputs["repeats"], None):
+        device = _SimulatedDevice(inputs["compile_s"], inputs["compute_s"],
+                                  inputs["transfer_s"], inputs["dispatch_s"],
+                                  inputs.get("start_s", 0.0))
+        args = [np.ones(shape, np.float32) for shape in inputs["shapes"]]
+        with _simulated_clocks(ns, device):
+            result = (benchmark(device, *args) if repeats is None
+                      else benchmark(device, *args, repeats=repeats))
+        first, steady = result
+        runs.append({"first": float(first), "steady": float(steady), "calls": device.calls})
+    return {**runs[0], "default_calls": runs[1]["calls"]}
 
 
 # ps3.donate -------------------------------------------------------------------------------------
