@@ -127,6 +127,12 @@ EDITS = {
          "                renamed[atom] = Lit(val)\n                continue\n"
          "            renamed[atom] = var\n            new_vars.append(var)\n"
          "            new_consts.append(val)\n")),
+    "fold_drops_params": (
+        "folded equations are bound again without their params (a mutation-run survivor)",
+        "fold_constants", FOLD, "for x in eqn.inputs], **eqn.params)", "for x in eqn.inputs])"),
+    "fold_scalar_constvars": (
+        "every new constvar is typed a scalar (add and mul broadcast, so typecheck passes)",
+        "fold_constants", FOLD, "ShapedArray(np.shape(val),", "ShapedArray(np.shape(None),"),
 }
 
 

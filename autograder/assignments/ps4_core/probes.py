@@ -125,6 +125,10 @@ def probe_fold(ns, inputs):
     folded, values = result
     values = list(values)
     typecheck_jaxpr(folded)
+    # Each constvar's declared type against the value it is bound to: typecheck_jaxpr cannot
+    # see a scalar constvar bound to a vector (add and mul broadcast).
+    typed = all(tuple(v.aval.shape) == np.shape(c) and np.dtype(v.aval.dtype) == np.asarray(c).dtype
+                for v, c in zip(folded.constvars, values))
     return {"prims": [eqn.primitive.name for eqn in folded.eqns], "n_const": len(values),
             "n_constvars": len(folded.constvars), "n_in": len(folded.in_binders),
-            "values": _plain(eval_jaxpr(folded, values, [x]))}
+            "consts_typed": typed, "values": _plain(eval_jaxpr(folded, values, [x]))}

@@ -16,15 +16,22 @@ from jaxcourse.autodidax import core
 UNARY = ("sin", "cos", "neg", "scale")
 BINARY = ("add", "mul")
 
+def _sum_back(x):
+    # Equations with params (reduce_sum's axis, broadcast's shape and axes): a folding rule that
+    # drops an equation's params when it binds it again breaks here.
+    return core.broadcast(core.reduce_sum(x, 0), np.shape(x), (0,))
+
+
 OURS = {"sin": core.sin, "cos": core.cos, "neg": core.neg, "add": core.add, "mul": core.mul,
-        "scale": lambda x: x * 2.0}
+        "scale": lambda x: x * 2.0, "sum_back": _sum_back}
 
 
 def theirs() -> dict:
     import jax.numpy as jnp  # grader side only, never at import
 
     return {"sin": jnp.sin, "cos": jnp.cos, "neg": jnp.negative, "add": jnp.add,
-            "mul": jnp.multiply, "scale": lambda x: x * 2.0}
+            "mul": jnp.multiply, "scale": lambda x: x * 2.0,
+            "sum_back": lambda x: jnp.broadcast_to(jnp.sum(x, axis=0), jnp.shape(x))}
 
 
 def build(program: dict, lib: dict):
@@ -114,9 +121,12 @@ def draw_foldable(rng: np.random.Generator, n_consts: int, *, literals: bool,
     n = n_args
     n_const_steps = int(rng.integers(2, 5))
     with_literal = int(rng.integers(n_const_steps))
+    with_params = (with_literal + 1) % n_const_steps  # always one equation with params, folded
     for k in range(n_const_steps):  # constant-only steps first, then mixed ones
         step = _step(rng, n, pool=[k for k in range(n) if k != n_consts])
-        if literals and (k == with_literal or rng.random() < 0.5):
+        if k == with_params:
+            step = ["sum_back", step[1]]
+        elif literals and (k == with_literal or rng.random() < 0.5):
             step = ["scale", step[1]]
         steps.append(step)
         n += 1
