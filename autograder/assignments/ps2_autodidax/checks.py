@@ -361,9 +361,12 @@ def _out_axes_ints(rng):
     in_axis = _axis(rng, rank, allow_none=False)
     out_rank = rank - len(program["sum"])
     size = int(rng.integers(2, 5))
+    # Also the defaults (in_axes=0, out_axes=0, the task's signature), every time: every other
+    # check passes both, so a wrong default would go unseen.
     return {"program": program, "in_axes": in_axis,
             "out_axes": _moved_axis(rng, out_rank) if out_rank else 0,
-            "args": [_batched(rng, s, in_axis, size) for s in shapes]}
+            "args": [_batched(rng, s, in_axis, size) for s in shapes],
+            "default_args": [_batched(rng, s, 0, size) for s in shapes]}
 
 
 def _error_inputs(rng):
@@ -522,7 +525,7 @@ def expect_out_axes(inputs):
 def expect_out_axes_ints(inputs):
     f = programs.build(inputs["program"], programs.theirs())
     batched = jax.jit(jax.vmap(f, in_axes=inputs["in_axes"], out_axes=inputs["out_axes"]))
-    return _np(batched(*inputs["args"]))
+    return [_np(batched(*inputs["args"])), _np(jax.jit(jax.vmap(f))(*inputs["default_args"]))]
 
 
 @_quick
@@ -627,7 +630,7 @@ CHECKS = (
            blame="Move each output's batch axis to its out_axes entry (negative counts from the "
                  "end of the batched output); None keeps an unmapped output as it is."),
     _check("ps2.out_axes.ints", "ps2.out_axes", "test_out_axes", 2,
-           "vmap_axes with a single int for in_axes and for out_axes",
+           "vmap_axes with a single int for in_axes and for out_axes, and with the defaults",
            "probe_out_axes_ints", _out_axes_ints, expect_out_axes_ints,
            lambda e, o: _scaled_close(e, o),
            blame="A single int (or None) stands for every argument, or every output."),

@@ -151,6 +151,10 @@ EDITS = {
         ("    x = move_batch_axis(axis_size, bdim, np.ndim(x) - 1, x)\n"
         "    return [broadcast(x, (*shape, axis_size), axes)], [0]")),
     # --- ps2.out_axes -------------------------------------------------------------------------
+    "in_axes_default_one": (
+        "vmap_axes defaults in_axes to 1, not the task's 0 (a mutation-run survivor)",
+        "out_axes", "ps2.out_axes", "def vmap_axes(f, in_axes=0, out_axes=0):",
+        "def vmap_axes(f, in_axes=1, out_axes=0):"),
     "out_axes_ignored": (
         "vmap_axes always puts the output batch axis first, whatever out_axes says",
         "out_axes", "ps2.out_axes",

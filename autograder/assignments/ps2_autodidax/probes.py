@@ -291,7 +291,8 @@ def probe_out_axes_ints(ns, inputs):
     vmap_axes = own(ns, "vmap_axes")
     f = programs.build(inputs["program"], programs.ours())
     out = vmap_axes(f, in_axes=inputs["in_axes"], out_axes=inputs["out_axes"])(*inputs["args"])
-    return programs.encode(out)
+    default = vmap_axes(f)(*inputs["default_args"])
+    return [programs.encode(out), programs.encode(default)]
 
 
 def probe_out_axes_errors(ns, inputs):

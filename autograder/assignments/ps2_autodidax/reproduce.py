@@ -299,9 +299,11 @@ full = {"p": 0, "q": (-2, None), "r": [], "c": -1}""",
 
 def _ints(rng):
     return Case(
-        "vmap_axes with one int for all in_axes and one for all out_axes",
-        (), {"x": _batched(rng, (3,), -1, 2), "y": _batched(rng, (3,), -1, 2)},
-        "f = lambda x, y: sin(x) * y + x", "vmap_axes(f, in_axes=-1, out_axes=-1)(x, y)")
+        "vmap_axes with one int for all in_axes and one for all out_axes, and with the defaults",
+        (), {"x": _batched(rng, (3,), -1, 2), "y": _batched(rng, (3,), -1, 2),
+             "x0": _batched(rng, (3,), 0, 2), "y0": _batched(rng, (3,), 0, 2)},
+        "f = lambda x, y: sin(x) * y + x",
+        "[vmap_axes(f, in_axes=-1, out_axes=-1)(x, y), vmap_axes(f)(x0, y0)]")
 
 
 BUILDERS = {
