@@ -56,12 +56,12 @@ DCE_CHAIN = {"steps": [["sin", 0], ["mul", 3, 2], ["add", 1, 4], ["neg", 5], ["s
 # fold_constants: constants c0, c1 and the input x. Folded results feed further folds (also
 # through the literal 2.0), an equation mixes a constant with x, a folded result is an output
 # (and read by a kept equation too), folded results and an original constant are read only by
-# folded equations.
-FOLD_CHAIN = {"steps": [["sin", 0], ["cos", 3], ["scale", 4], ["mul", 1, 2], ["add", 6, 5],
+# folded equations; a folded step has params (sum_back: reduce_sum, then broadcast).
+FOLD_CHAIN = {"steps": [["sum_back", 0], ["cos", 3], ["scale", 4], ["mul", 1, 2], ["add", 6, 5],
                         ["mul", 2, 7]],
               "outs": [8, 5]}
-FOLD_LITERAL = {"steps": [["scale", 0], ["mul", 3, 1], ["sin", 1], ["mul", 2, 4], ["add", 6, 0],
-                          ["mul", 2, 7]],
+FOLD_LITERAL = {"steps": [["scale", 0], ["mul", 3, 1], ["sum_back", 1], ["mul", 2, 4],
+                          ["add", 6, 0], ["mul", 2, 7]],
                 "outs": [8, 4]}
 PROGRAMS = {
     "ps4.dce.structure": DCE_SCATTERED, "ps4.dce.chains": DCE_CHAIN, "ps4.dce.values": DCE_CHAIN,
@@ -69,7 +69,8 @@ PROGRAMS = {
     "ps4.fold_constants.consts": FOLD_LITERAL,
 }
 CALLS = {"sin": "sin({})", "cos": "cos({})", "neg": "neg({})", "add": "add({}, {})",
-         "mul": "mul({}, {})", "scale": "{} * 2.0"}
+         "mul": "mul({}, {})", "scale": "{} * 2.0",
+         "sum_back": "broadcast(reduce_sum({}, 0), (3,), (0,))"}
 
 
 # --- Snippets: string.Template, so that the snippets' own braces stay as they are -------------
@@ -169,6 +170,11 @@ assert names == $prims, "the equations left are not the right ones (or not in or
 assert len(consts) == $n_const, "the wrong constants are kept"
 assert len(folded.constvars) == len(consts), "the constvars do not match the constants"
 assert len(folded.in_binders) == $n_in, "the input binders changed"
+for var, const in zip(folded.constvars, consts):
+    print("a constvar:", var.aval.shape, var.aval.dtype, "its constant:", np.shape(const),
+          np.asarray(const).dtype)
+    assert (tuple(var.aval.shape), np.dtype(var.aval.dtype)) == (
+        np.shape(const), np.asarray(const).dtype), "a constvar's type is not its constant's"
 typecheck_jaxpr(folded)
 values = eval_jaxpr(folded, consts, [x])
 want = $want
