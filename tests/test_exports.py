@@ -90,6 +90,12 @@ def test_the_bundle_grades_one_submission_as_gradescope_runs_it(demo_out, tmp_pa
     (autograder / "submission").mkdir()
     for nb in submitted.glob("*.ipynb"):
         (autograder / "submission" / nb.name).write_bytes(nb.read_bytes())
+    # JupyterLab's checkpoint of the untouched notebook sorts first: it must not be the one graded
+    # (it once was: a 52/52 notebook got 0/52).
+    untouched = next((demo_out / name / "submitted" / "untouched" / name).glob("*.ipynb"))
+    checkpoints = autograder / "submission" / ".ipynb_checkpoints"
+    checkpoints.mkdir()
+    (checkpoints / f"{name}-checkpoint.ipynb").write_bytes(untouched.read_bytes())
     (autograder / "submission_metadata.json").write_text(json.dumps(
         {"users": [{"id": "partial", "name": "A Student", "email": "a@example.org"}]}))
     env = {**os.environ, "AUTOGRADER_ROOT": str(autograder), "PYTHON": sys.executable}
