@@ -571,6 +571,13 @@ def _benchmark(rng) -> str:
         f'print("a correct solution: first {first}, steady {steady} (give or take the '
         'machine\'s delays)")',
         f"np.testing.assert_allclose([first, steady], [{first}, {steady}], rtol=0.2)",
+        'print("your code called f", f.calls, "times, a correct solution 3 (1 + repeats)")',
+        'assert f.calls == 3, "call f once, then repeats more times"',
+        "g = StandIn(compile_s=0.0, copy_s=0.0, compute_s=0.0)",
+        "benchmark(g, np.ones(3, np.float32))  # repeats left to its default",
+        'print("with the default repeats: your code called f", g.calls, "times, a correct '
+        'solution 6")',
+        'assert g.calls == 6, "repeats defaults to 5"',
         imports=("import time", "import numpy as np", "import jax"))
 
 
