@@ -137,9 +137,11 @@ EDGES = (((1,), 0), ((2, 1, 3), 1), ((3, 1), 1), ((1, 2, 3, 5), 0), ((2, 3, 1, 5
 
 def _edge_cases(rng, dtype: str) -> list[dict]:
     """Every edge case in both spellings of its axis (a last axis spelled -1 breaks a rule that
-    slices ``shape[axis + 1:]``; only its positive spelling, one that forgets to wrap)."""
-    return [_case(rng, shape, axis - len(shape) * negative, dtype)
-            for shape, axis in EDGES for negative in (0, 1)]
+    slices ``shape[axis + 1:]``; only its positive spelling, one that forgets to wrap), in a
+    drawn order (the values are drawn too, where the check has any)."""
+    cases = [_case(rng, shape, axis - len(shape) * negative, dtype)
+             for shape, axis in EDGES for negative in (0, 1)]
+    return [cases[int(i)] for i in rng.permutation(len(cases))]
 
 
 def cases(dtype: str = "float32", *, edges: bool = False, extra=(), ranks=(1, 2, 3, 4)):
@@ -215,7 +217,7 @@ OTHER_DTYPES = ("bfloat16", "float16", "int32")
 
 def rejected(kind: str):
     def make(rng: np.random.Generator) -> dict:
-        good = _ranked_cases(rng, "float32", (3,))[0]
+        good = _pick(rng, _ranked_cases(rng, "float32", (3,)))
         good = {"x_shape": list(good["x"].shape), "w_shape": list(good["w"].shape),
                 "axis": good["axis"], "dtype": "float32"}
         if kind == "dtype":
@@ -231,7 +233,9 @@ def rejected(kind: str):
         else:
             # Every kind of mistake, every time.
             bad = [{"x_shape": list(xs), "w_shape": list(ws), "axis": axis,
-                    "x_dtype": "float32", "w_dtype": "float32"} for xs, ws, axis in BAD_CALLS]
+                    "x_dtype": "float32", "w_dtype": "float32"}
+                   for xs, ws, axis in (BAD_CALLS[int(i)]
+                                        for i in rng.permutation(len(BAD_CALLS)))]
         return {"good": good, "cases": bad}
     return make
 
