@@ -336,21 +336,10 @@ def benchmark(f, *args, repeats=5):
     return times[0], sum(times) / len(times)
 '''
 
-# The two wrong solutions the mutation run found surviving (benchmarks/README.md).
-_BENCH_ADDS_START = '''
+# The reference's form, and the two wrong solutions the mutation run found surviving
+# (benchmarks/README.md), each one line away from it.
+_BENCH_CORRECT = '''
 def benchmark(f, *args, repeats=5):
-    args = jax.device_put(args)
-    start = time.perf_counter()
-    jax.block_until_ready(f(*args))
-    first = time.perf_counter() + start
-    start = time.perf_counter()
-    for _ in range(repeats):
-        jax.block_until_ready(f(*args))
-    return first, (time.perf_counter() - start) / repeats
-'''
-
-_BENCH_DEFAULT_SIX = '''
-def benchmark(f, *args, repeats=6):
     args = jax.device_put(args)
     start = time.perf_counter()
     jax.block_until_ready(f(*args))
@@ -360,6 +349,9 @@ def benchmark(f, *args, repeats=6):
         jax.block_until_ready(f(*args))
     return first, (time.perf_counter() - start) / repeats
 '''
+_BENCH_ADDS_START = _BENCH_CORRECT.replace("first = time.perf_counter() - start",
+                                           "first = time.perf_counter() + start")
+_BENCH_DEFAULT_SIX = _BENCH_CORRECT.replace("repeats=5", "repeats=6")
 
 _BENCH_NO_WAIT = '''
 def benchmark(f, *args, repeats=5):
