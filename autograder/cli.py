@@ -9,6 +9,7 @@ from pathlib import Path
 # Light imports only: `export`, `release`, `gradescope` and `--help` never start JAX (the
 # grading engine is imported by the command that needs it).
 from autograder.limits import Limits, UsageError
+from autograder.messages import LANGS
 
 
 def _grade(args: argparse.Namespace) -> int:
@@ -20,7 +21,7 @@ def _grade(args: argparse.Namespace) -> int:
     grade(assignment=args.assignment, submitted=args.submitted, out=args.out,
           workers=args.workers, db_url=args.db, root=args.root, package=args.package,
           seed=args.seed, limits=limits, progress=not args.no_progress, dask=args.dask,
-          students=args.student)
+          students=args.student, lang=args.lang)
     return 0
 
 
@@ -40,7 +41,7 @@ def _demo(args: argparse.Namespace) -> int:
     from autograder.demo import demo
 
     demo(root=args.root, out=args.out, assignments=args.assignment or None,
-         package=args.package, workers=args.workers)
+         package=args.package, workers=args.workers, lang=args.lang)
     return 0
 
 
@@ -103,6 +104,8 @@ def parser() -> argparse.ArgumentParser:
                         "(e.g. tcp://10.0.0.5:8786) instead of the local pool")
     g.add_argument("--student", action="append", default=None, metavar="ID",
                    help="grade only this student (repeatable) and merge into the class in OUT")
+    g.add_argument("--lang", choices=LANGS, default="en",
+                   help="language of the feedback pages and the summary (grades are the same)")
     g.set_defaults(func=_grade)
     r = sub.add_parser("release", help="regenerate assignments/ from solutions/")
     r.add_argument("--root", type=Path, default=Path("."))
@@ -113,6 +116,8 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--out", type=Path, default=Path("_build/demo"))
     d.add_argument("--package", default="autograder.assignments", help=argparse.SUPPRESS)
     d.add_argument("--workers", type=int, default=None)
+    d.add_argument("--lang", choices=LANGS, default="en",
+                   help="language of the feedback pages and the summaries")
     d.set_defaults(func=_demo)
     e = sub.add_parser("export", help="grades for Gradescope or Canvas, from a graded OUT")
     e.add_argument("format", choices=["gradescope", "canvas"])

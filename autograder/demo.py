@@ -17,9 +17,9 @@ def assignment_names(package: str) -> list[str]:
 
 def demo(*, root: Path, out: Path, assignments: list[str] | None = None,
          package: str = "autograder.assignments", workers: int | None = None,
-         make_class: Callable[..., Path] | None = None) -> list:
+         make_class: Callable[..., Path] | None = None, lang: str = "en") -> list:
     """``make_class(assignment, dest, *, root) -> SUBMITTED dir``; default
-    autograder.classroom.demo_class."""
+    autograder.classroom.demo_class; ``lang``: the language of the pages (autograder.grading)."""
     if make_class is None:
         try:
             from autograder.classroom import demo_class as make_class
@@ -31,6 +31,7 @@ def demo(*, root: Path, out: Path, assignments: list[str] | None = None,
         print(f"== {name}")
         runs.append(grade(assignment=name, submitted=submitted, out=Path(out) / name / "graded",
                           root=Path(root), package=package, workers=workers,
-                          db_url=f"sqlite:///{(Path(out) / name / 'gradebook.db').resolve()}"))
+                          db_url=f"sqlite:///{(Path(out) / name / 'gradebook.db').resolve()}",
+                          lang=lang))
     return runs
 

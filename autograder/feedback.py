@@ -17,6 +17,7 @@ from html import escape
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
+from autograder.messages import HTML_LANG, check_lang, explain, late_note, status, task_title, text
 from autograder.record import clean_text
 from autograder.spec import Assignment
 
@@ -57,8 +58,7 @@ overflow-wrap:anywhere}
 table{font-size:.9rem}}
 """
 
-_ROLES = {"solution": "your solution", "student": "a cell you added",
-          "provided": "provided (read-only)", "test": "test cell"}
+_ROLES = ("solution", "student", "provided", "test")  # role.<name> in autograder.messages
 
 
 def _markdown() -> MarkdownIt:
@@ -85,12 +85,13 @@ def _esc(text: object, limit: int = MAX_SHOWN) -> str:
     return escape(clean_text(str(text), limit, keep_lines=True))
 
 
-def _output(text: str, css: str, label: str) -> str:
-    lines = text.count("\n") + 1
-    block = f"<pre class='{css}'>{_esc(text)}</pre>"
+def _output(shown: str, css: str, label: str, lang: str = "en") -> str:
+    lines = shown.count("\n") + 1
+    block = f"<pre class='{css}'>{_esc(shown)}</pre>"
     if lines <= FOLD_LINES:
         return block
-    return f"<details><summary>{label} ({lines} lines): show</summary>{block}</details>"
+    summary = text(lang, "feedback.fold", label=label, lines=lines)
+    return f"<details><summary>{summary}</summary>{block}</details>"
 
 
 def task_lines(assignment: Assignment, by_check: dict) -> list[dict]:
@@ -111,84 +112,95 @@ def task_lines(assignment: Assignment, by_check: dict) -> list[dict]:
     return lines
 
 
-def render(result: dict, assignment: Assignment, detail: dict) -> str:
-    """``result``: the results JSON; ``detail``: the worker's report (cells, notes, per-check)."""
+def render(result: dict, assignment: Assignment, detail: dict, *, lang: str = "en") -> str:
+    """``result``: the results JSON; ``detail``: the worker's report (cells, notes, per-check);
+    ``lang``: the page's language (autograder.messages), which changes only what it says."""
+    lang = check_lang(lang)
     by_check = detail["tests_by_check"]
     reproducers = detail.get("reproducers", {})
+    student = _esc(result["student_id"])
     parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<!DOCTYPE html><html lang='{HTML_LANG[lang]}'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-        f"<title>{_esc(assignment.name)}: feedback for {_esc(result['student_id'])}</title>",
+        "<title>" + text(lang, "feedback.title", assignment=_esc(assignment.name),
+                         student=student) + "</title>",
         f"<style>{CSS}</style></head><body>",
         f"<h1>{_esc(assignment.name)}</h1>",
-        f"<p class='muted'>Feedback for {_esc(result['student_id'])}</p>",
-        f"<p class='score' id='score'>Score: {result['score']:g} / {result['max_score']:g}</p>",
+        f"<p class='muted'>{text(lang, 'feedback.for', student=student)}</p>",
+        "<p class='score' id='score'>" + text(
+            lang, "feedback.score", score=f"{result['score']:g}",
+            max_score=f"{result['max_score']:g}") + "</p>",
     ]
     if "late_note" in result:  # only where the course has a late policy (autograder.late)
-        parts.append(f"<p class='note' id='late'>Submitted {_esc(result['late_note'])}; "
-                     f"score before the late penalty: {result['raw_score']:g}</p>")
+        parts.append("<p class='note' id='late'>" + text(
+            lang, "feedback.late", note=_esc(late_note(lang, result["late_note"])),
+            raw=f"{result['raw_score']:g}") + "</p>")
     if detail.get("message"):
-        parts.append(f"<p class='note'>{_esc(detail['message'])}</p>")
+        parts.append(f"<p class='note'>{_esc(explain(lang, detail['message']))}</p>")
     for note in detail.get("notes", []):
-        parts.append(f"<p class='note'>{_esc(note)}</p>")
+        parts.append(f"<p class='note'>{_esc(explain(lang, note))}</p>")
 
-    parts.append("<h2 id='results'>Results by task</h2>")
-    parts.append("<table><tr><th>Task</th><th class='pts'>Points</th><th class='res'>Result</th>"
-                 "</tr>")
+    def title(task) -> str:
+        return _esc(task_title(lang, assignment.name, task.id, task.title))
+
+    parts.append(f"<h2 id='results'>{text(lang, 'feedback.results')}</h2>")
+    parts.append(f"<table><tr><th>{text(lang, 'feedback.task')}</th>"
+                 f"<th class='pts'>{text(lang, 'feedback.points')}</th>"
+                 f"<th class='res'>{text(lang, 'feedback.result')}</th></tr>")
     lines = task_lines(assignment, by_check)
     for line in lines:
         task = line["task"]
-        why = (f"<div class='muted'>{_esc(line['first_failure'])}</div>"
+        why = (f"<div class='muted'>{_esc(explain(lang, line['first_failure']))}</div>"
                if line["first_failure"] else "")
         parts.append(
-            f"<tr><td><a href='#{_esc(task.id)}'>{_esc(task.id)}</a>: {_esc(task.title)}{why}"
+            f"<tr><td><a href='#{_esc(task.id)}'>{_esc(task.id)}</a>: {title(task)}{why}"
             f"</td><td class='pts'>{line['points']:g} / {line['max_points']:g}</td>"
-            f"<td class='res {line['result']}'>{line['result']}</td></tr>")
+            f"<td class='res {line['result']}'>{status(lang, line['result'])}</td></tr>")
     parts.append("</table>")
 
-    parts.append("<h2 id='checks'>Checks, task by task</h2>")
-    parts.append("<p class='muted'>Every check ran your rules on inputs drawn for your "
-                 "submission. Under a failed check, <em>Try it yourself</em> gives a few lines to "
-                 "paste into a new cell after your own: they show the failure on small inputs of "
-                 "their own (not the grading inputs).</p>")
+    parts.append(f"<h2 id='checks'>{text(lang, 'feedback.checks')}</h2>")
+    parts.append(f"<p class='muted'>{text(lang, 'feedback.checks_intro')}</p>")
     for line in lines:
         task = line["task"]
-        parts.append(f"<h3 id='{_esc(task.id)}'>{_esc(task.id)}: {_esc(task.title)} "
+        parts.append(f"<h3 id='{_esc(task.id)}'>{_esc(task.id)}: {title(task)} "
                      f"({line['points']:g} / {line['max_points']:g})</h3>")
         checks = [c for c in assignment.checks if c.task == task.id]
         folded = line["result"] == "passed"  # nothing to act on: one line, the checks folded
         if folded:
-            parts.append(f"<details><summary>all {len(checks)} checks passed: show them"
+            parts.append(f"<details><summary>{text(lang, 'feedback.all_passed', n=len(checks))}"
                          "</summary>")
         for check in checks:
             t = by_check[check.id]
             parts.append(
                 f"<div class='check' id='check-{_esc(check.id)}'><div class='head'>"
-                f"<span class='res {_esc(t['status'])}'>{_esc(t['status'])}</span>"
+                f"<span class='res {_esc(t['status'])}'>{_esc(status(lang, t['status']))}</span>"
                 f"<span class='name'>{_esc(t['name'])}</span>"
                 f"<span class='pts'>{t['points']:g} / {t['max_points']:g}</span></div>")
             if t["status"] != "passed" and t["message"]:
-                parts.append(f"<p>{_esc(t['message'])}</p>")
+                parts.append(f"<p>{_esc(explain(lang, t['message']))}</p>")
             if t["status"] in ("failed", "error") and check.id in reproducers:
-                parts.append("<details class='repro' open><summary>Try it yourself</summary>"
+                parts.append("<details class='repro' open><summary>"
+                             f"{text(lang, 'feedback.try_it')}</summary>"
                              f"<pre class='repro'>{_esc(reproducers[check.id])}</pre></details>")
             parts.append("</div>")
         if folded:
             parts.append("</details>")
 
-    parts.append("<h2 id='notebook'>Your notebook, as graded</h2>")
+    parts.append(f"<h2 id='notebook'>{text(lang, 'feedback.notebook')}</h2>")
     markdown = _markdown()
     shown = 0
     cells = detail.get("cells", [])
     for number, cell in enumerate(cells):
         shown += sum(len(cell.get(k) or "") for k in ("source", "output", "error"))
         if shown > MAX_SHOWN:
-            parts.append(f"<p class='note'>{len(cells) - number} more cells not shown (the "
-                         f"page shows at most {MAX_SHOWN} characters of the notebook)</p>")
+            parts.append("<p class='note'>" + text(lang, "feedback.more_cells",
+                                                   n=len(cells) - number, limit=MAX_SHOWN)
+                         + "</p>")
             break
-        label = _ROLES.get(cell["role"], "")
+        label = text(lang, f"role.{cell['role']}") if cell["role"] in _ROLES else ""
         if cell.get("note"):
-            label = f"{label}; {cell['note']}" if label else cell["note"]
+            note = explain(lang, cell["note"])
+            label = f"{label}; {note}" if label else note
         if cell["cell_type"] != "code":
             source = clean_text(cell["source"], MAX_SHOWN, keep_lines=True)
             parts.append(f"<div class='cell md'>{markdown.render(source)}</div>")
@@ -198,9 +210,9 @@ def render(result: dict, assignment: Assignment, detail: dict) -> str:
             parts.append(f"<div class='role'>{_esc(label)}</div>")
         parts.append(f"<pre>{_esc(cell['source'])}</pre>")
         if cell.get("output"):
-            parts.append(_output(cell["output"], "out", "output"))
+            parts.append(_output(cell["output"], "out", text(lang, "feedback.output"), lang))
         if cell.get("error"):
-            parts.append(_output(cell["error"], "err", "error"))
+            parts.append(_output(cell["error"], "err", text(lang, "feedback.error"), lang))
         parts.append("</div>")
     parts.append("</body></html>\n")
     return "\n".join(parts)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from autograder import classdir, feedback, late, record, reproduce, summary
 from autograder.limits import UsageError
+from autograder.messages import LANGS
 from autograder.normalise import read_release
 from autograder.record import clean_text
 from autograder.runner import Config, Limits, _gpu_not_run, check_name, grade_notebook, init_worker
@@ -111,11 +112,15 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
           db_url: str | None = None, root: Path = Path("."),
           package: str = "autograder.assignments", seed: str | None = None,
           limits: Limits | None = None, progress: bool = True, quiet: bool = False,
-          dask: str | None = None, students: list[str] | None = None) -> GradeRun:
+          dask: str | None = None, students: list[str] | None = None,
+          lang: str = "en") -> GradeRun:
     """Grade every submission under ``submitted``; ``dask``: a Dask scheduler's address to send
     the class to instead of the local pool (autograder.cluster); ``students``: grade only these
-    and merge them into the class already in ``out`` (autograder.classdir)."""
+    and merge them into the class already in ``out`` (autograder.classdir); ``lang``: the
+    language of the feedback pages and the summary (autograder.messages; grades do not change)."""
     started = time.monotonic()
+    if lang not in LANGS:
+        raise UsageError(f"unknown language {lang!r} (the languages are: {', '.join(LANGS)})")
     limits = limits or Limits()
     root, submitted, out = Path(root), Path(submitted), Path(out)
     spec = load_assignment(assignment, package)
@@ -170,7 +175,7 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
         detail["tests_by_check"] = detail["tests"]
         status, message = detail["status"], _row_message(detail, tests)
         try:
-            _write_student(out, spec, assignment, package, student_id, result, detail)
+            _write_student(out, spec, assignment, package, student_id, result, detail, lang)
         except Exception as err:  # noqa: BLE001 - one student's files must not stop the class
             status, message = "error", (f"the grader could not write this student's results or "
                                         f"feedback ({type(err).__name__}: "
@@ -193,7 +198,8 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
             if row["student_id"] in failed:
                 row.update(status="error", message=failed[row["student_id"]])
         record.write_grades_csv(out, rows, late=late_policy is not None)
-        (out / "summary.html").write_text(summary.render(spec, results, rows), encoding="utf-8")
+        (out / "summary.html").write_text(summary.render(spec, results, rows, lang=lang),
+                                         encoding="utf-8")
     isolation = _isolation(details)
     run = GradeRun(rows, time.monotonic() - started,
                    sum(d.get("check_seconds", 0.0) for d in details.values()), isolation, out,
@@ -204,7 +210,7 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
 
 
 def _write_student(out: Path, spec: Assignment, assignment: str, package: str,
-                   student_id: str, result: dict, detail: dict) -> None:
+                   student_id: str, result: dict, detail: dict, lang: str = "en") -> None:
     """One student's results JSON and feedback page (``student_id``: as found on disk)."""
     # A snippet per failed check, unless the file was not a notebook it could follow.
     detail["reproducers"] = {} if detail["status"] == "error" else {
@@ -213,8 +219,8 @@ def _write_student(out: Path, spec: Assignment, assignment: str, package: str,
         and (code := reproduce.reproducer(assignment, c.id, package)) is not None}
     name = record.safe_filename(student_id)
     record.write_results(out, result, name)
-    (out / "feedback" / f"{name}.html").write_text(feedback.render(result, spec, detail),
-                                                   encoding="utf-8")
+    (out / "feedback" / f"{name}.html").write_text(feedback.render(result, spec, detail,
+                                                                   lang=lang), encoding="utf-8")
 
 
 def _row_message(detail: dict, tests: list[dict]) -> str:

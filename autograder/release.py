@@ -5,10 +5,19 @@ cell metadata). :func:`release` converts it to a notebook with jupytext and runs
 ``generate_assignment`` on it, which strips the solution and hidden-test regions and locks the
 provided cells; the result is ``assignments/<name>/<name>.ipynb``. :func:`stale` says whether the
 committed copy still matches its source and holds nothing it must not.
+
+The Chinese notebook, ``assignments/<name>/zh/<name>.ipynb``, is that notebook with each markdown
+cell's text replaced by its translation from ``solutions/<name>/zh.yml``; its code cells (ids,
+nbgrader metadata, source) are the English notebook's, byte for byte, so the grader grades it the
+same. Each translation is keyed by the cell's id and the hash of the English text it translates:
+an English cell changed since is out of date (:func:`stale_zh` says so, and the release keeps
+that cell in English until the translation is updated).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -17,6 +26,7 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+import yaml
 
 SOLUTIONS = "solutions"
 ASSIGNMENTS = "assignments"
@@ -27,6 +37,7 @@ REGIONS = (
 # Text that may never reach a student: region markers anywhere, the in-process grader in code.
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 GRADER_CALLS = ("check_cell", "autograder.")
+ZH = "zh"  # assignments/<name>/zh/<name>.ipynb, from solutions/<name>/zh.yml
 
 
 class ReleaseError(RuntimeError):
@@ -39,6 +50,14 @@ def source_path(name: str, *, root: Path) -> Path:
 
 def release_path(name: str, *, root: Path) -> Path:
     return Path(root) / ASSIGNMENTS / name / f"{name}.ipynb"
+
+
+def translations_path(name: str, *, root: Path) -> Path:
+    return Path(root) / SOLUTIONS / name / f"{ZH}.yml"
+
+
+def zh_release_path(name: str, *, root: Path) -> Path:
+    return Path(root) / ASSIGNMENTS / name / ZH / f"{name}.ipynb"
 
 
 def names(*, root: Path) -> list[str]:
@@ -114,7 +133,91 @@ def release(name: str, *, root: Path, db_url: str | None = None) -> Path:
         target = release_path(name, root=root)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(released.read_bytes())
+    release_zh(name, root=root)
     return target
+
+
+def release_zh(name: str, *, root: Path) -> Path | None:
+    """assignments/<name>/zh/<name>.ipynb from the released English notebook and
+    solutions/<name>/zh.yml (None when the assignment has no translation file)."""
+    if not translations_path(name, root=root).is_file():
+        return None
+    text, problems = translate(name, release_path(name, root=root).read_bytes(), root=root)
+    for problem in problems:
+        print(f"note: {problem} (that cell stays in English)", file=sys.stderr)
+    target = zh_release_path(name, root=root)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    return target
+
+
+def source_hash(text: str) -> str:
+    """What a translation records of the English text it translates."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def translations(name: str, *, root: Path) -> dict:
+    """``solutions/<name>/zh.yml``: ``cells`` (cell id -> ``en_sha256``, ``zh``) and ``tasks``
+    (task id -> ``en``, ``zh``: the task's title in the feedback pages)."""
+    data = yaml.safe_load(translations_path(name, root=root).read_text(encoding="utf-8"))
+    return {"cells": data.get("cells") or {}, "tasks": data.get("tasks") or {}}
+
+
+def translate(name: str, english: bytes, *, root: Path) -> tuple[str, list[str]]:
+    """The Chinese notebook made from the English one (its bytes as released), and what is
+    missing or out of date in the translations (each such cell is left in English)."""
+    nb = nbformat.reads(english.decode("utf-8"), as_version=4)
+    cells = translations(name, root=root)["cells"]
+    where = translations_path(name, root=root).relative_to(root)
+    problems, seen = [], set()
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        seen.add(cell.id)
+        entry = cells.get(cell.id)
+        if not entry or not str(entry.get("zh", "")).strip():
+            problems.append(f"markdown cell {cell.id} of {name} has no translation in {where}")
+        elif entry.get("en_sha256") != source_hash(cell.source):
+            problems.append(f"the translation of markdown cell {cell.id} in {where} is out of "
+                            f"date: its English text changed (its hash is now "
+                            f"{source_hash(cell.source)})")
+        else:
+            cell.source = entry["zh"].rstrip("\n")
+    problems += [f"{where} translates cell {cell_id}, which is not a markdown cell of {name}"
+                 for cell_id in sorted(set(cells) - seen)]
+    text = nbformat.writes(nb)
+    return (text if text.endswith("\n") else text + "\n"), problems  # as nbformat.write
+
+
+def stale_zh(name: str, *, root: Path) -> list[str]:
+    """What is wrong with the committed Chinese notebook: a markdown cell without an up-to-date
+    translation, a notebook out of date with its translations or the English notebook, a cell
+    that differs from the English one in anything but its markdown text. Empty when all is well."""
+    root = Path(root).resolve()
+    english_path, target = release_path(name, root=root), zh_release_path(name, root=root)
+    if not target.is_file():
+        return [f"{target.relative_to(root)} is missing: run `python -m autograder release`"]
+    english = english_path.read_bytes()
+    fresh, problems = translate(name, english, root=root)
+    if fresh.encode("utf-8") != target.read_bytes():
+        problems.append(f"{target.relative_to(root)} is out of date with "
+                        f"{english_path.relative_to(root)} and "
+                        f"{translations_path(name, root=root).relative_to(root)}: "
+                        "run `python -m autograder release`")
+    en_nb, zh_nb = json.loads(english), json.loads(target.read_bytes())
+    if len(en_nb["cells"]) != len(zh_nb["cells"]) or en_nb["metadata"] != zh_nb["metadata"]:
+        problems.append(f"{target.relative_to(root)} does not have the English notebook's cells "
+                        "and metadata")
+    for en_cell, zh_cell in zip(en_nb["cells"], zh_nb["cells"]):
+        if en_cell["cell_type"] == "markdown":
+            same = {k: v for k, v in en_cell.items() if k != "source"} == \
+                {k: v for k, v in zh_cell.items() if k != "source"}
+        else:
+            same = en_cell == zh_cell
+        if not same:
+            problems.append(f"cell {en_cell.get('id', '?')} of {target.relative_to(root)} "
+                            "differs from the English notebook's in more than its markdown text")
+    return problems
 
 
 def points_changed(name: str, *, root: Path, db_url: str) -> list[str]:

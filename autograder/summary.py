@@ -14,6 +14,7 @@ from collections import Counter
 from html import escape
 
 from autograder.feedback import CSS, task_lines
+from autograder.messages import HTML_LANG, check_lang, explain, task_title, text
 from autograder.record import clean_text
 from autograder.spec import Assignment
 
@@ -25,7 +26,7 @@ def _esc(text: object, limit: int = 500) -> str:
     return escape(clean_text(str(text), limit))
 
 
-def _chart(counts: list[tuple[str, int]], students: int, title: str) -> str:
+def _chart(counts: list[tuple[str, int]], students: int, title: str, lang: str = "en") -> str:
     """A bar per points value: how many students got it. Plain SVG, labelled for screen readers."""
     width = len(counts) * (_BAR_W + _BAR_GAP) + _BAR_GAP
     bars = []
@@ -34,7 +35,8 @@ def _chart(counts: list[tuple[str, int]], students: int, title: str) -> str:
         x = _BAR_GAP + i * (_BAR_W + _BAR_GAP)
         bars.append(
             f"<rect x='{x}' y='{_CHART_H - h + 16}' width='{_BAR_W}' height='{h}' "
-            f"fill='#4c78a8'><title>{_esc(label)} points: {n}</title></rect>"
+            f"fill='#4c78a8'><title>{text(lang, 'summary.bar_title', label=_esc(label), n=n)}"
+            "</title></rect>"
             f"<text x='{x + _BAR_W / 2}' y='{_CHART_H + 12 - h}' font-size='11' "
             f"text-anchor='middle'>{n}</text>"
             f"<text x='{x + _BAR_W / 2}' y='{_CHART_H + 30}' font-size='11' "
@@ -44,27 +46,31 @@ def _chart(counts: list[tuple[str, int]], students: int, title: str) -> str:
             + "".join(bars) + "</svg>")
 
 
-def render(assignment: Assignment, results: list[dict], rows: list[dict]) -> str:
-    """``results``: each student's results JSON plus ``tests_by_check``; ``rows``: grades.csv's."""
+def render(assignment: Assignment, results: list[dict], rows: list[dict], *,
+           lang: str = "en") -> str:
+    """``results``: each student's results JSON plus ``tests_by_check``; ``rows``: grades.csv's;
+    ``lang``: the page's language (autograder.messages)."""
+    lang = check_lang(lang)
     graded = [r for r, row in zip(results, rows) if row["status"] != "error"]
     scores = sorted(r["score"] for r in graded)
     top = max((r["max_score"] for r in graded), default=0)
     parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<!DOCTYPE html><html lang='{HTML_LANG[lang]}'><head><meta charset='utf-8'>",
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-        f"<title>{_esc(assignment.name)}: class summary</title>",
+        f"<title>{text(lang, 'summary.title', assignment=_esc(assignment.name))}</title>",
         f"<style>{CSS}</style></head><body>",
-        f"<h1>{_esc(assignment.name)}: class summary</h1>",
-        (f"<p>{len(rows)} submissions, {len(graded)} graded, "
-         f"{len(rows) - len(graded)} could not be graded.</p>"),
+        f"<h1>{text(lang, 'summary.title', assignment=_esc(assignment.name))}</h1>",
+        "<p>" + text(lang, "summary.counts", n=len(rows), graded=len(graded),
+                     errored=len(rows) - len(graded)) + "</p>",
     ]
     if scores:
         median = scores[len(scores) // 2] if len(scores) % 2 else (
             scores[len(scores) // 2 - 1] + scores[len(scores) // 2]) / 2
-        parts.append(f"<p class='score'>Mean {sum(scores) / len(scores):.1f}, median "
-                     f"{median:g} of {top:g} points</p>")
+        parts.append("<p class='score'>" + text(
+            lang, "summary.mean", mean=f"{sum(scores) / len(scores):.1f}", median=f"{median:g}",
+            top=f"{top:g}") + "</p>")
 
-    parts.append("<h2>Points per task</h2>")
+    parts.append(f"<h2>{text(lang, 'summary.per_task')}</h2>")
     per_task: dict[str, Counter] = {}
     maxima: dict[str, float] = {}
     for r in graded:
@@ -75,46 +81,50 @@ def render(assignment: Assignment, results: list[dict], rows: list[dict]) -> str
         if task.id not in per_task:
             continue
         counts = sorted(per_task[task.id].items())
-        parts.append(f"<h3>{_esc(task.id)}: {_esc(task.title)} (of {maxima[task.id]:g})</h3>")
+        title = _esc(task_title(lang, assignment.name, task.id, task.title))
+        parts.append("<h3>" + text(lang, "summary.task_heading", task=_esc(task.id), title=title,
+                                   max_points=f"{maxima[task.id]:g}") + "</h3>")
         parts.append(_chart([(f"{p:g}", n) for p, n in counts], len(graded),
-                            f"students by points in {task.id}"))
-        parts.append("<p class='muted'>Under each bar the points earned, above it the number of "
-                     "students who earned them.</p>")
+                            text(lang, "summary.chart_label", task=task.id), lang))
+        parts.append(f"<p class='muted'>{text(lang, 'summary.chart_note')}</p>")
 
     by_kind = _failures(assignment, graded)
-    parts.append("<h2>Checks that failed most often</h2>")
-    parts.append("<p class='muted'>Wrong answers only: unattempted tasks, time-outs and cells the "
-                 "cell policy refused are listed apart below.</p>")
+    parts.append(f"<h2>{text(lang, 'summary.most_failed')}</h2>")
+    parts.append(f"<p class='muted'>{text(lang, 'summary.most_failed_note')}</p>")
     failures: Counter = Counter()
     messages: dict[str, Counter] = {}
     for check_id, _, t in by_kind["wrong"]:
         failures[check_id] += 1
         messages.setdefault(check_id, Counter())[t["message"]] += 1
     if failures:
-        parts.append("<table><tr><th>Check</th><th class='pts'>Failed</th><th>Most common "
-                     "message</th></tr>")
+        parts.append(f"<table><tr><th>{text(lang, 'summary.check')}</th>"
+                     f"<th class='pts'>{text(lang, 'summary.failed')}</th>"
+                     f"<th>{text(lang, 'summary.common_message')}</th></tr>")
         for check_id, n in failures.most_common(MOST_FAILED):
             message, times = messages[check_id].most_common(1)[0]
-            parts.append(f"<tr><td>{_esc(check_id)}</td><td class='pts'>{n} of {len(graded)}"
-                         f"</td><td>{_esc(message)} <span class='muted'>({times}x)</span></td>"
-                         "</tr>")
+            parts.append(f"<tr><td>{_esc(check_id)}</td><td class='pts'>"
+                         f"{text(lang, 'summary.n_of', n=n, total=len(graded))}</td>"
+                         f"<td>{_esc(explain(lang, message))} <span class='muted'>"
+                         f"{text(lang, 'summary.times', times=times)}</span></td></tr>")
         parts.append("</table>")
     else:
-        parts.append("<p>No check failed.</p>")
-    for kind, (title, key) in _KINDS.items():
-        parts.append(f"<h2>{title}</h2>")
-        parts.append(_students_table(by_kind[kind], len(graded), assignment if key else None))
+        parts.append(f"<p>{text(lang, 'summary.no_failure')}</p>")
+    for kind, (_, key) in _KINDS.items():
+        parts.append(f"<h2>{text(lang, _KIND_KEYS[kind])}</h2>")
+        parts.append(_students_table(by_kind[kind], len(graded), assignment if key else None,
+                                     lang))
 
-    parts.append("<h2>Submissions that could not be graded</h2>")
+    parts.append(f"<h2>{text(lang, 'summary.not_graded')}</h2>")
     errored = [row for row in rows if row["status"] == "error"]
     if errored:
-        parts.append("<table><tr><th>Student</th><th>Why</th></tr>")
+        parts.append(f"<table><tr><th>{text(lang, 'summary.student')}</th>"
+                     f"<th>{text(lang, 'summary.why')}</th></tr>")
         for row in errored:
-            parts.append(f"<tr><td>{_esc(row['student_id'])}</td><td>{_esc(row['message'])}"
-                         "</td></tr>")
+            parts.append(f"<tr><td>{_esc(row['student_id'])}</td>"
+                         f"<td>{_esc(explain(lang, row['message']))}</td></tr>")
         parts.append("</table>")
     else:
-        parts.append("<p>None.</p>")
+        parts.append(f"<p>{text(lang, 'summary.none')}</p>")
     parts.append("</body></html>\n")
     return "\n".join(parts)
 
@@ -126,6 +136,9 @@ _KINDS = {"unattempted": ("Tasks not attempted (the stub still raises NotImpleme
                           "task"),
           "timed_out": ("Checks that ran out of time (to be regraded)", ""),
           "refused": ("Checks whose cell the cell policy refused", "")}
+# Each kind's heading in autograder.messages (its English entry is the title above).
+_KIND_KEYS = {"unattempted": "summary.unattempted", "timed_out": "summary.timed_out",
+              "refused": "summary.refused"}
 
 
 def _kind(check_task: str, test: dict) -> str:
@@ -153,17 +166,20 @@ def _failures(assignment: Assignment, graded: list[dict]) -> dict[str, list]:
     return kinds
 
 
-def _students_table(items: list, graded: int, assignment: Assignment | None) -> str:
+def _students_table(items: list, graded: int, assignment: Assignment | None,
+                    lang: str = "en") -> str:
     """Per check (per task when ``assignment`` is given), how many students and who."""
     task_of = {c.id: c.task for c in assignment.checks} if assignment else {}
     who: dict[str, dict] = {}
     for check_id, student, _ in items:
         who.setdefault(task_of.get(check_id, check_id), {})[student] = None
     if not who:
-        return "<p>None.</p>"
-    rows = ["<table><tr><th>" + ("Task" if assignment else "Check")
-            + "</th><th class='pts'>Students</th><th>Who</th></tr>"]
+        return f"<p>{text(lang, 'summary.none')}</p>"
+    rows = ["<table><tr><th>" + text(lang, "summary.task" if assignment else "summary.check")
+            + f"</th><th class='pts'>{text(lang, 'summary.students')}</th>"
+            f"<th>{text(lang, 'summary.who')}</th></tr>"]
     for key, students in sorted(who.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        rows.append(f"<tr><td>{_esc(key)}</td><td class='pts'>{len(students)} of {graded}</td>"
+        rows.append(f"<tr><td>{_esc(key)}</td><td class='pts'>"
+                    f"{text(lang, 'summary.n_of', n=len(students), total=graded)}</td>"
                     f"<td>{_esc(', '.join(students), 2000)}</td></tr>")
     return "\n".join(rows + ["</table>"])
