@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import fcntl
+import functools
 import hashlib
 import hmac
 import importlib
@@ -43,6 +44,7 @@ import os
 import re
 import signal
 import socket
+import subprocess
 import sys
 import time
 import types
@@ -105,19 +107,53 @@ GPU_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 # XLA's CPU compiler in the student's process: the checks run its programs on arrays of a few
 # elements, so compiling them is most of a submission's time and running them next to none. The
 # loop emitters and no LLVM optimisation compile the same programs in about 55% of the time (same
-# values to the checks' tolerances: the whole suite grades unchanged with them). Only on the pinned
-# JAX, where these flags exist (XLA aborts the process on an unknown one), and only without a GPU
-# (the optimisation level also applies to the XLA code that ps5's speed check measures against).
+# values to the checks' tolerances: the whole suite grades unchanged with them). Only without a
+# GPU (the optimisation level also applies to the XLA code that ps5's speed check measures
+# against), and only the flags this jaxlib's XLA knows: it aborts the process on an unknown one,
+# which would leave every submission ungraded (jaxlib 0.11 removed the first flag; the second is
+# still there).
 FAST_COMPILE_FLAGS = ("--xla_cpu_use_fusion_emitters=false", "--xla_backend_optimization_level=0")
+# The flags each pinned jaxlib accepts, measured with xla_flags_accepted (test_student_env.py
+# measures them again on the installed jaxlib); any other jaxlib is asked when grading starts.
+KNOWN_FAST_COMPILE_FLAGS = {
+    "0.10.2": FAST_COMPILE_FLAGS,
+    "0.12.0.1": ("--xla_backend_optimization_level=0",),
+}
+
+
+def xla_flags_accepted(flags: tuple[str, ...], timeout: float = 120) -> tuple[str, ...]:
+    """The flags the installed XLA accepts, each tried alone: a subprocess per flag, in parallel,
+    starts JAX's CPU client with that flag in XLA_FLAGS (where XLA parses and checks them)."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    tries = [(flag, subprocess.Popen([sys.executable, "-c", "import jax; jax.devices('cpu')"],
+                                     env=dict(env, XLA_FLAGS=flag), stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+             for flag in flags]
+    accepted = []
+    for flag, proc in tries:
+        try:
+            if proc.wait(timeout=timeout) == 0:
+                accepted.append(flag)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return tuple(accepted)
+
+
+@functools.cache
+def fast_compile_flags() -> tuple[str, ...]:
+    """The FAST_COMPILE_FLAGS this jaxlib accepts: from the table, else asked once per process."""
+    from jaxlib import version
+
+    known = KNOWN_FAST_COMPILE_FLAGS.get(version.__version__)
+    return known if known is not None else xla_flags_accepted(FAST_COMPILE_FLAGS)
 
 
 def student_env(has_gpu: bool) -> dict[str, str]:
     """What the student's process adds to its emptied environment (autograder.sandbox)."""
-    from jaxcourse.versions import on_pinned_jax
-
     env = dict(GPU_ENV)
-    if not has_gpu and on_pinned_jax():
-        env["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), *FAST_COMPILE_FLAGS]).strip()
+    if not has_gpu and fast_compile_flags():
+        env["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), *fast_compile_flags()]).strip()
     return env
 
 

@@ -19,12 +19,16 @@ device's pinned host memory, so that a ``put_batch`` that ignores its ``device``
 
 from __future__ import annotations
 
+import ast
+import inspect
+import textwrap
 from collections.abc import Callable
 
 import numpy as np
 
 from autograder.assignments.ps3_pitfalls import checks
 from autograder.reproduce import literal, public_rng
+from jaxcourse.versions import scan_counts
 
 CHECKS = {check.id: check for check in checks.ASSIGNMENT.checks}
 IMPORTS = ("import numpy as np", "import jax", "import jax.numpy as jnp")
@@ -650,16 +654,42 @@ def _donate(check_id: str, selective: bool) -> Callable:
 
 # ps3.debug_print --------------------------------------------------------------------------------
 
+def _without_annotations(function: Callable) -> tuple[str, ...]:
+    """A helper's source as lines a notebook can run: no annotations (their names are not
+    imported there), no comments."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    (definition,) = tree.body
+    definition.returns = None
+    for arg in definition.args.args:
+        arg.annotation = None
+    return tuple(ast.unparse(tree).splitlines())
+
+
+# scan's parameters differ between JAX releases (jaxcourse.versions.scan_counts): the snippet
+# carries the helper that reads both, so it runs on the student's JAX, whichever it is.
 _PRINTS_IN = (
+    *_without_annotations(scan_counts),
+    "",
+    "",
+    "def carried(eqn, sub):",
+    '    """The inputs of a loop body that the loop carries from one iteration to the next."""',
+    '    if eqn.primitive.name == "scan":  # consts, then the carry, then the scanned slices',
+    "        consts, carry = scan_counts(eqn.params)",
+    "        return sub.invars[consts:consts + carry]",
+    '    if eqn.primitive.name == "while":  # consts, then the carry',
+    '        return sub.invars[eqn.params["body_nconsts"]:]',
+    "    return None",
+    "",
+    "",
     "def prints_in(jaxpr, carry=()):",
     '    """(operands, values carried by the loop around it) of each print in the jaxpr."""',
     "    found = []",
     "    for eqn in jaxpr.eqns:",
     '        if eqn.primitive.name in ("debug_print", "debug_callback"):',
     "            found.append((eqn.invars, carry))",
-    '        consts = eqn.params.get("num_consts", eqn.params.get("body_nconsts"))  # loops',
     "        for sub in jaxprs_in_params(eqn.params):",
-    "            found += prints_in(sub, carry if consts is None else sub.invars[consts:])",
+    "            inner = carried(eqn, sub)",
+    "            found += prints_in(sub, carry if inner is None else inner)",
     "    return found",
     "",
     "",
