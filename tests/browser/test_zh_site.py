@@ -1,0 +1,155 @@
+"""The Simplified Chinese edition (_build/html/zh), read in the browser, and the language switch.
+
+Every page of the table of contents is opened in the Chinese edition: it loads without console
+errors, says it is Chinese, shows its translated title, links only to pages that exist, and shows
+the same cell outputs as the English page (the two editions share one jupyter-cache, so the
+outputs are the very same). On every page the switch at the top leads to the same page in the
+other edition, both ways, and does so from file:// too (its links are relative).
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+
+import pytest
+from browser_site import HTML, PAGE_TIMEOUT_S, toc_docnames
+
+from jaxcourse.i18n_site import LABELS, LANGUAGE, ZH_SUBDIR, catalogue_path, read_catalogue
+
+PAGES = toc_docnames()
+SWITCH = "a.language-switch"
+
+_TITLE = """
+const h1 = document.querySelector('article h1');
+if (!h1) return null;
+const copy = h1.cloneNode(true);
+copy.querySelectorAll('.headerlink').forEach(a => a.remove());
+return copy.textContent.trim();
+"""
+
+
+def zh(docname: str) -> str:
+    return f"{ZH_SUBDIR}/{docname}"
+
+
+def _rendered(markdown: str) -> str:
+    """The text a reader sees of a one-line MyST title."""
+    return re.sub(r"[`*]", "", markdown).strip()
+
+
+def _switch(site):
+    """(the link, its href as written, text, hreflang) of the page's language switch; fails if
+    there is none, or more than one, or it is hidden."""
+    from selenium.webdriver.common.by import By
+
+    links = site.driver.find_elements(By.CSS_SELECTOR, SWITCH)
+    assert len(links) == 1, f"{site.driver.current_url}: {len(links)} language switches"
+    link = links[0]
+    assert link.is_displayed(), f"{site.driver.current_url}: the language switch is hidden"
+    href = link.get_dom_attribute("href")
+    return link, href, link.text.strip(), link.get_attribute("hreflang")
+
+
+def _is_relative(href: str) -> bool:
+    url = urllib.parse.urlparse(href)
+    return not url.scheme and not url.netloc and not href.startswith("/")
+
+
+def _follow(site, link) -> str:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    before = site.driver.current_url
+    link.click()
+    WebDriverWait(site.driver, PAGE_TIMEOUT_S).until(lambda d: d.current_url != before)
+    WebDriverWait(site.driver, PAGE_TIMEOUT_S).until(
+        lambda d: d.execute_script("return document.readyState") == "complete"
+    )
+    return site.driver.current_url
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_chinese_page_loads_without_console_errors(site, fetcher, docname):
+    report = site.page(zh(docname))
+    assert not report.console_errors, f"{report.url}: console errors: {report.console_errors}"
+    assert not report.external_failures, f"{report.url}: {report.external_failures}"
+    status, body = fetcher.get(report.url)
+    lang = re.search(rb"<html[^>]*\slang=\"([^\"]*)\"", body)
+    assert status == 200 and lang and lang.group(1).lower().startswith(b"zh"), (
+        f"{report.url}: HTTP {status}, <html lang={lang and lang.group(1)!r}>"
+    )
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_chinese_page_shows_its_translated_title(site, docname):
+    site.load(site.url(docname))
+    english = site.driver.execute_script(_TITLE)
+    site.load(site.url(zh(docname)))
+    shown = site.driver.execute_script(_TITLE)
+    catalogue = {m.id: m for m in read_catalogue(catalogue_path(docname)) if m.id}
+    msgid = next((i for i in catalogue if _rendered(i) == english), None)
+    assert msgid is not None, f"{docname}: its title {english!r} is not in its catalogue"
+    message = catalogue[msgid]
+    expected = english if (not message.string or message.fuzzy) else _rendered(message.string)
+    assert shown == expected, f"{zh(docname)}: title {shown!r}, the catalogue says {expected!r}"
+
+
+# The text of each cell's outputs, without what is in the page's language: the widgets the theme
+# adds (the copy button's "Copy to clipboard" / "复制到剪贴板") and a figure's caption (prose,
+# numbered "Fig. 1" / "图 1").
+_OUTPUTS = """
+return Array.from(document.querySelectorAll('article div.cell')).map(cell => {
+  const output = cell.querySelector(':scope > div.cell_output');
+  if (!output) return null;
+  const copy = output.cloneNode(true);
+  copy.querySelectorAll('button, .copybtn, .o-tooltip--left, figcaption').forEach(el => el.remove());
+  return copy.textContent.trim();
+});
+"""
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_chinese_page_shows_the_english_outputs(site, docname):
+    site.load(site.url(docname))
+    english = site.driver.execute_script(_OUTPUTS)
+    site.load(site.url(zh(docname)))
+    chinese = site.driver.execute_script(_OUTPUTS)
+    assert chinese == english, f"{zh(docname)}: its cell outputs differ from the English page's"
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_chinese_internal_links_resolve(site, fetcher, docname):
+    base = urllib.parse.urlparse(site.base_url)
+    broken = []
+    for href in site.page(zh(docname)).links:
+        url = urllib.parse.urlparse(href)
+        if url.scheme not in ("http", "https") or url.netloc != base.netloc:
+            continue
+        target = url._replace(fragment="").geturl()
+        status, _ = fetcher.get(target)
+        if status != 200:
+            broken.append(f"{href} (HTTP {status})")
+        elif url.fragment and urllib.parse.unquote(url.fragment) not in fetcher.ids(target):
+            broken.append(f"{href} (no such anchor)")
+    assert not broken, f"{zh(docname)}: broken links: {broken}"
+
+
+@pytest.mark.parametrize("docname", PAGES)
+def test_switch_leads_to_the_same_page_both_ways(site, docname):
+    site.load(site.url(docname))
+    link, href, text, hreflang = _switch(site)
+    assert (text, hreflang) == (LABELS[LANGUAGE], "zh-CN") and _is_relative(href), (docname, href)
+    assert _follow(site, link) == site.url(zh(docname))
+    link, href, text, hreflang = _switch(site)
+    assert (text, hreflang) == (LABELS["en"], "en") and _is_relative(href), (docname, href)
+    assert _follow(site, link) == site.url(docname)
+
+
+@pytest.mark.parametrize("docname", [PAGES[0], "book/faq/tracers"])
+def test_switch_works_from_files(site, docname):
+    """Opened from disk, without a server: the switch's links are relative."""
+    english = (HTML / f"{docname}.html").as_uri()
+    chinese = (HTML / ZH_SUBDIR / f"{docname}.html").as_uri()
+    site.load(english)
+    assert _follow(site, _switch(site)[0]) == chinese
+    assert _follow(site, _switch(site)[0]) == english
