@@ -6,6 +6,7 @@ comparison, so nothing the student's process returned can decide the comparison 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,24 @@ def close(expected: Any, outcome: Outcome, *, rtol: float = 1e-5, atol: float = 
     except ValueError as err:
         return Verdict(False, str(err))
     return Verdict(True)
+
+
+def magnitude(expected: Any) -> float:
+    """The scale of an absolute tolerance: the largest finite magnitude in ``expected`` (an array
+    or a nested list/tuple/dict of arrays), and at least 1."""
+    if isinstance(expected, dict):
+        return max([1.0, *(magnitude(v) for v in expected.values())])
+    if isinstance(expected, (list, tuple)):
+        return max([1.0, *(magnitude(v) for v in expected)])
+    values = np.abs(np.asarray(expected, dtype=np.float64))
+    values = values[np.isfinite(values)]
+    return max(1.0, float(values.max())) if values.size else 1.0
+
+
+def close_scaled(expected: Any, outcome: Outcome, *, rtol: float, atol: float) -> Verdict:
+    """:func:`close`, with ``atol`` times the :func:`magnitude` of ``expected``: correct code
+    written in another order rounds differently, most where large terms cancel."""
+    return close(expected, outcome, rtol=rtol, atol=atol * magnitude(expected))
 
 
 def _close_tree(expected: Any, got: Any, rtol: float, atol: float, path: str) -> None:
@@ -91,3 +110,47 @@ def equal(expected: Any, outcome: Outcome) -> Verdict:
     if type(outcome.value) is not type(expected) or outcome.value != expected:
         return Verdict(False, "wrong result")
     return Verdict(True)
+
+
+# A check's case matrix: its inputs hold ``{"cases": [...]}``, one case per input class (drawn
+# at random within its class), every class on every grading. The probe runs on each case
+# (autograder.probe_helpers.each_case); these two give the expectation of each and judge each.
+def expect_each(expect_one: Callable[[dict], Any],
+                class_of: Callable[[dict], str] = lambda case: case["case"]) -> Callable:
+    """The expectation of every case, with the name of its input class (``class_of``, by
+    default the case's ``"case"``); inputs without ``"cases"`` (one case, as a reproducer asks)
+    get ``expect_one``'s expectation as it is."""
+    def expect(inputs: dict) -> Any:
+        if "cases" not in inputs:
+            return expect_one(inputs)
+        return {"names": [class_of(case) for case in inputs["cases"]],
+                "cases": [expect_one(case) for case in inputs["cases"]]}
+
+    return expect
+
+
+def judge_each(judge_one: Callable[[Any, Outcome], Verdict], *,
+               failure: str = "{name}: {message}") -> Callable[[Any, Outcome], Verdict]:
+    """A judge of every case of an :func:`expect_each` expectation: the first case that fails
+    fails the check, its message put in ``failure`` (fields ``name``, the input class,
+    ``number`` and ``count``, the case's place, and ``message``, the case's verdict). A single
+    expectation is judged by ``judge_one`` as it is."""
+    def judged(expected: Any, outcome: Outcome) -> Verdict:
+        if not (isinstance(expected, dict) and "cases" in expected):
+            return judge_one(expected, outcome)
+        failed = raised(outcome)
+        if failed:
+            return failed
+        got = outcome.value.get("cases") if isinstance(outcome.value, dict) else None
+        count = len(expected["cases"])
+        if not isinstance(got, list) or len(got) != count:
+            return Verdict(False, "the probe did not return a result for every input class")
+        for number, (name, want, value) in enumerate(zip(expected["names"], expected["cases"],
+                                                         got), start=1):
+            verdict = judge_one(want, Outcome(value=value))
+            if not verdict.passed:
+                return Verdict(False, failure.format(name=name, number=number, count=count,
+                                                     message=verdict.message))
+        return Verdict(True)
+
+    return judged

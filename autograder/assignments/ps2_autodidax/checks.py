@@ -42,17 +42,7 @@ TASKS = (
 def _scaled_close(expected, outcome: Outcome) -> Verdict:
     """Close, with an absolute tolerance scaled to the largest expected magnitude: correct rules
     written in different orders round differently, most where large terms cancel."""
-    leaves = [np.abs(np.asarray(v, dtype=np.float64)) for v in _leaves(expected)]
-    scale = max([float(np.max(v)) for v in leaves if v.size] + [1.0])
-    return judge.close(expected, outcome, rtol=RTOL, atol=1e-9 * scale)
-
-
-def _leaves(tree):
-    if isinstance(tree, dict):
-        return [v for k in tree for v in _leaves(tree[k])]
-    if isinstance(tree, (list, tuple)):
-        return [v for t in tree for v in _leaves(t)]
-    return [tree]
+    return judge.close_scaled(expected, outcome, rtol=RTOL, atol=1e-9)
 
 
 def called(*rules: str):

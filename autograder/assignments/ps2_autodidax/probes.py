@@ -17,16 +17,11 @@ import numpy as np
 
 import jaxcourse.autodidax.vmap  # noqa: F401 - fills the provided batching rules
 from autograder.assignments.ps2_autodidax import programs
+from autograder.probe_helpers import module_of, own
 from jaxcourse.autodidax import batching, core, extra
 from jaxcourse.autodidax import jvp as provided_jvp
 from jaxcourse.autodidax.batching import BatchTracer, move_batch_axis, not_mapped
 from jaxcourse.autodidax.jvp import JVPTracer
-
-
-def _origin(obj) -> str:
-    obj = obj.func if isinstance(obj, functools.partial) else obj
-    return getattr(obj, "__module__", None) or ""
-
 
 GRADED = (extra.exp_p, extra.log_p, extra.div_p, extra.max_p, extra.matmul_p)
 
@@ -35,23 +30,11 @@ def _provided(table: dict, graded) -> dict:
     # Only the course's own rules: the engine imports this module before the student's code runs,
     # but an in-process run (nbgrader validate) may come after the notebook registered its rules.
     return {prim: rule for prim, rule in table.items()
-            if prim not in graded and _origin(rule).startswith("jaxcourse.")}
+            if prim not in graded and module_of(rule).startswith("jaxcourse.")}
 
 
 BASE_JVP = _provided(provided_jvp.jvp_rules, GRADED)
 BASE_VMAP = _provided(batching.vmap_rules, GRADED + (core.transpose_p, core.broadcast_p))
-
-
-def own(ns: dict, name: str):
-    """``ns[name]``, written in the notebook rather than imported from the course package."""
-    if name not in ns:
-        raise NameError(f"{name} is not defined")
-    obj = ns[name]
-    if _origin(obj).startswith(("jaxcourse", "autograder")):
-        raise ImportError(f"{name} comes from {_origin(obj)}, not from your notebook")
-    if not callable(obj):
-        raise TypeError(f"{name} is not a function")
-    return obj
 
 
 class Calls:

@@ -135,7 +135,8 @@ def _leaf(values, dtype="float32") -> dict:
 def _cases(cases: list) -> dict:
     """Inputs that hold every input class of a check: ``cases`` (one dict per class, each with
     a ``case`` naming it) and, at the top level, the first case's keys (for reproducers). Probes
-    run every case (probes._each_case); _check's expectation and judge follow them."""
+    run every case (probe_helpers.each_case); _check's expectation and judge follow them
+    (judge.expect_each, judge.judge_each)."""
     return {**cases[0], "cases": cases}
 
 
@@ -388,36 +389,6 @@ def _judge_soft_grad(expected, outcome):
                        atol=expected["atol"])
 
 
-def _each(judge_fn):
-    """A judge of every case: the first failing case's verdict, named after its class."""
-    def judged(expected, outcome):
-        if not (isinstance(expected, dict) and "cases" in expected):
-            return judge_fn(expected, outcome)
-        if failed := judge.raised(outcome):
-            return failed
-        got = outcome.value.get("cases") if isinstance(outcome.value, dict) else None
-        if not isinstance(got, list) or len(got) != len(expected["cases"]):
-            return Verdict(False, "the probe did not return a result for every input class")
-        for name, exp, value in zip(expected["names"], expected["cases"], got):
-            verdict = judge_fn(exp, Outcome(value=value))
-            if not verdict.passed:
-                return Verdict(False, f"{name}: {verdict.message}")
-        return Verdict(True)
-
-    return judged
-
-
-def _expect_each(expect):
-    """The expectation of every case, when the inputs hold cases (see _cases)."""
-    def expected(inputs):
-        if "cases" not in inputs:
-            return expect(inputs)
-        return {"names": [c["case"] for c in inputs["cases"]],
-                "cases": [expect(c) for c in inputs["cases"]]}
-
-    return expected
-
-
 def _judge_x64(expected, outcome):
     return judge.close(expected, outcome, rtol=1e-11, atol=1e-13)
 
@@ -578,7 +549,8 @@ def _check(id_, task, description, points, cell, inputs, expect, judge_fn=judge.
     # The probe is named after the check id (ps3.loop.size -> probe_loop_size) unless shared.
     return Check(id=id_, task=task, description=description, points=points, grade_cell=cell,
                  probe=probe or "probe_" + id_.removeprefix("ps3.").replace(".", "_"),
-                 make_inputs=inputs, expect=_expect_each(expect), judge=_each(judge_fn),
+                 make_inputs=inputs, expect=judge.expect_each(expect),
+                 judge=judge.judge_each(judge_fn),
                  blame=blame,
                  jax_config=jax_config)
 

@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from autograder.probe_helpers import each_case
 from jaxcourse.faq_tools import count_equations
 
 _jit, _grad, _vmap, _make_jaxpr = jax.jit, jax.grad, jax.vmap, jax.make_jaxpr
@@ -513,19 +514,6 @@ def probe_callback_vmap(ns: dict, inputs: dict) -> dict:
 
 
 # Checks whose inputs hold every input class (checks._cases) run the probe on each. -------------
-
-
-def _each_case(probe: Any) -> Any:
-    def run(ns: dict, inputs: dict) -> Any:
-        if "cases" not in inputs:
-            return probe(ns, inputs)
-        return {"cases": [probe(ns, case) for case in inputs["cases"]]}
-
-    run.__name__ = run.__qualname__ = probe.__name__
-    run.__doc__ = probe.__doc__
-    return run
-
-
 for _name in [n for n in globals() if n.startswith("probe_")]:
-    globals()[_name] = _each_case(globals()[_name])
+    globals()[_name] = each_case(globals()[_name])
 del _name

@@ -68,32 +68,9 @@ def report(expected: dict, outcome: Outcome) -> Verdict:
 
 
 def each(judge_one):
-    """Judge every case of ``{"cases": [...]}``: the probe returns one result per case; the
-    first case that fails fails the check, and the message says which class it was."""
-    def judge_all(expected: list, outcome: Outcome) -> Verdict:
-        failed = judge.raised(outcome)
-        if failed:
-            return failed
-        got = outcome.value
-        if not isinstance(got, list) or len(got) != len(expected):
-            return Verdict(False, "the probe did not get a result for every case")
-        for i, (want, value) in enumerate(zip(expected, got)):
-            verdict = judge_one(want["expected"], Outcome(value=value))
-            if not verdict.passed:
-                return Verdict(False, f"case {i + 1} of {len(expected)} ({want['class']}): "
-                                      f"{verdict.message}")
-        return Verdict(True)
-
-    return judge_all
-
-
-def _for_each(expect_one, name):
-    """The expectation of every case, with the name of its class (shown in a failure)."""
-    def expect(inputs):
-        return [{"expected": expect_one(case), "class": name(case)}
-                for case in inputs["cases"]]
-
-    return expect
+    """Judge every case of the check's case matrix (judge.judge_each): the first case that
+    fails fails the check, and the message says which class it was."""
+    return judge.judge_each(judge_one, failure="case {number} of {count} ({name}): {message}")
 
 
 def _broadcast_class(case) -> str:
@@ -272,10 +249,10 @@ def _check(id, task, cell, points, description, probe, make, expect, judge_=repo
 
 
 BT, DCE, FOLD = "ps4.broadcast_transpose", "ps4.dce", "ps4.fold_constants"
-GRAD = _for_each(expect_broadcast_grad, _broadcast_class)
-DIRECT = _for_each(expect_broadcast_direct, _broadcast_class)
-DCE_ALL = _for_each(expect_dce, _dce_class)
-FOLD_ALL = _for_each(expect_fold, _fold_class)
+GRAD = judge.expect_each(expect_broadcast_grad, _broadcast_class)
+DIRECT = judge.expect_each(expect_broadcast_direct, _broadcast_class)
+DCE_ALL = judge.expect_each(expect_dce, _dce_class)
+FOLD_ALL = judge.expect_each(expect_fold, _fold_class)
 # Input classes (one case each, every grading), as (chains, signature, input_out) for dce.
 DCE_STRUCTURE = ((False, False, False), (False, False, True), (False, True, False),
                  (True, False, False))

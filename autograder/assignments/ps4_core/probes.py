@@ -3,40 +3,19 @@ Never compare anything (the grader does).
 
 The three tasks are independent: the transpose rule is probed through the course's ``grad`` and
 ``jit``, the two passes on jaxprs the course's ``make_jaxpr`` stages from the programs the grader
-drew. Functions that must be the student's own are refused when they come from ``jaxcourse``.
+drew. Functions that must be the student's own are taken with ``autograder.probe_helpers.own``.
 """
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from autograder.assignments.ps4_core import programs
+from autograder.probe_helpers import each_case, own
 from jaxcourse.autodidax import core
 from jaxcourse.core.jaxprs import Jaxpr, eval_jaxpr, make_jaxpr, typecheck_jaxpr
 from jaxcourse.core.jit import jit
 from jaxcourse.core.transpose import UndefinedPrimal, grad, transpose_rules
-
-
-def own(ns: dict, name: str):
-    """``ns[name]``, written in the notebook rather than imported from the course package."""
-    if name not in ns:
-        raise NameError(f"{name} is not defined")
-    obj = ns[name]
-    origin = getattr(obj.func if isinstance(obj, functools.partial) else obj, "__module__", "")
-    if (origin or "").startswith("jaxcourse"):
-        raise ImportError(f"{name} comes from {origin}, not from your notebook")
-    return obj
-
-
-def _each_case(probe_one):
-    """The probe run on every case of ``{"cases": [...]}``, one result per case."""
-    @functools.wraps(probe_one)
-    def probe(ns, inputs):
-        return [probe_one(ns, case) for case in inputs["cases"]]
-
-    return probe
 
 
 def _plain(values) -> list:
@@ -59,20 +38,20 @@ def _with_rule(ns):
     transpose_rules[core.broadcast_p] = own(ns, "broadcast_transpose")
 
 
-@_each_case
+@each_case
 def probe_broadcast_grad(ns, inputs):
     _with_rule(ns)
     return np.asarray(grad(_broadcast_loss(inputs))(np.asarray(inputs["x"])), dtype=np.float64)
 
 
-@_each_case
+@each_case
 def probe_broadcast_grad_jit(ns, inputs):
     _with_rule(ns)
     return np.asarray(jit(grad(_broadcast_loss(inputs)))(np.asarray(inputs["x"])),
                       dtype=np.float64)
 
 
-@_each_case
+@each_case
 def probe_broadcast_direct(ns, inputs):
     rule = own(ns, "broadcast_transpose")
     x = np.asarray(inputs["x"])
@@ -95,7 +74,7 @@ def _staged(inputs):
     return make_jaxpr(with_const)(*args), args
 
 
-@_each_case
+@each_case
 def probe_dce(ns, inputs):
     dce = own(ns, "dce_jaxpr")
     closed, args = _staged(inputs)
@@ -110,7 +89,7 @@ def probe_dce(ns, inputs):
 
 
 # --- ps4.fold_constants ----------------------------------------------------------------------
-@_each_case
+@each_case
 def probe_fold(ns, inputs):
     fold = own(ns, "fold_constants")
     consts = [np.asarray(c) for c in inputs["consts"]]

@@ -292,13 +292,7 @@ def expect_cuda_lowering(inputs):
 # --- judges ----------------------------------------------------------------------------------
 def judge_kernel(expected, outcome: Outcome) -> Verdict:
     rtol, atol = TOL[expected.dtype.name]
-    return judge.close(expected, outcome, rtol=rtol, atol=atol * max(1.0, _largest(expected)))
-
-
-def _largest(values) -> float:
-    finite = np.abs(np.asarray(values, np.float64))
-    finite = finite[np.isfinite(finite)]
-    return float(finite.max()) if finite.size else 1.0
+    return judge.close_scaled(expected, outcome, rtol=rtol, atol=atol)
 
 
 def judge_refusals(expected, outcome: Outcome) -> Verdict:
@@ -331,10 +325,9 @@ def _program(outcome: Outcome) -> tuple[dict | None, Verdict | None]:
 def _values(expected, values: list) -> Verdict:
     first = expected if isinstance(expected, list) else [expected]
     tol = max(TOL.get(np.asarray(e).dtype.name, TOL["float64"]) for e in first)
-    scale = max(_largest(e) for e in first)
     factor = 10 if tol[0] < 1e-3 else 1  # a wide float's result may differ in its last digits
-    return judge.close(first, Outcome(value=values), rtol=tol[0] * factor,
-                       atol=tol[1] * factor * max(1.0, scale))
+    return judge.close_scaled(first, Outcome(value=values), rtol=tol[0] * factor,
+                              atol=tol[1] * factor)
 
 
 def judge_ffi(expected, outcome: Outcome) -> Verdict:

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import Literal
 
+from autograder.probe_helpers import own
 from jaxcourse.kernels.build import (
     KernelBuildError,
     KernelCallError,
@@ -40,19 +41,6 @@ CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "custom_jvp_call",
                    "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_vmap_call", "remat",
                    "checkpoint"})
 LOOPS = frozenset({"while", "scan"})
-
-
-def own(ns: dict, name: str):
-    """``ns[name]``, written in the notebook rather than imported from the course package."""
-    if name not in ns:
-        raise NameError(f"{name} is not defined")
-    obj = ns[name]
-    origin = getattr(obj, "__module__", "") or ""
-    if origin.startswith(("jaxcourse", "jax", "autograder")):
-        raise ImportError(f"{name} comes from {origin}, not from your notebook")
-    if not callable(obj):
-        raise TypeError(f"{name} is not a function")
-    return obj
 
 
 def _name(ns: dict, key: str) -> str:
