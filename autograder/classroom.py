@@ -1,8 +1,8 @@
 """Submissions built from an assignment's sources: full, untouched, partial, wrong and broken.
 
 Generic over assignments: the wrong ones come from ``autograder.assignments.<name>.mutants``
-(``MUTANTS``, ``DEMO`` and optionally ``PARTIAL``, see the ps1 module), the rest from the
-authored source and the released student notebook. Used by the tests and by ``make demo``.
+(``MUTANTS``, ``DEMO`` and optionally ``PARTIAL``; the contract: autograder/README.md), the rest
+from the authored source and the released student notebook. Used by the tests and ``make demo``.
 """
 
 from __future__ import annotations

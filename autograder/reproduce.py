@@ -1,11 +1,8 @@
 """Reproducers: a few lines a student pastes after their own cells to see a failed check fail.
 
-Each assignment may have a module ``autograder/assignments/<name>/reproduce.py`` (grader side,
-like ``checks.py``: never imported in the student's process) defining::
-
-    def reproducer(check_id: str) -> str | None
-
-It returns Python source that, run in a fresh kernel after the student's cells:
+An assignment's ``reproduce.py`` (grader side, like ``checks.py``; its place in the contract:
+autograder/README.md) defines ``reproducer(check_id) -> str | None``, Python source that, run
+in a fresh kernel after the student's cells:
 
 - builds small concrete inputs as literals, drawn with :func:`public_rng` (seeded by the check's
   id alone: they are never the grading inputs, which depend on the course secret, the student and

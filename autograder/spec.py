@@ -1,22 +1,8 @@
-"""The contract between the grading engine and an assignment's hidden checks.
+"""The grader-side types of an assignment: its tasks, its checks, a probe's outcome, a verdict.
 
-An assignment is a package ``autograder/assignments/<name>/`` with two modules:
-
-``probes.py``
-    Imported in the student's sandboxed process *before* any student code runs. Each probe is
-    ``def probe_<name>(ns: dict, inputs: dict) -> plain data``: ``ns`` is the namespace the
-    student's cells ran in, ``inputs`` the plain data the grader chose for this run. A probe only
-    calls the student's code and returns what came out; it never compares anything. It may raise:
-    the engine records the exception's type name and message as the probe's :class:`Outcome`.
-
-``checks.py``
-    Imported in the grader only, never in the student's process. Defines ``ASSIGNMENT``, an
-    :class:`Assignment`. Each :class:`Check` chooses inputs, computes the expected result with real
-    JAX, and judges the probe's outcome against it, all in the grader.
-
-Plain data is ``None``, ``bool``, ``int``, ``float``, ``str``, NumPy arrays (any dtype JAX
-produces, bfloat16 included), and lists, tuples and ``str``-keyed dicts of those. Anything else
-a probe returns is refused by the engine, so a value with a lying ``__eq__`` never reaches a judge.
+Each assignment's ``checks.py`` defines ``ASSIGNMENT``, a :class:`Assignment` of these; the
+whole plug-in contract (probes, plain data, reproducers, wrong and correct solutions) and how the
+grader uses every field is written once, in autograder/README.md (autograder.contract).
 """
 
 from __future__ import annotations
@@ -87,7 +73,9 @@ class Assignment:
     notebook: str  # e.g. "ps1_primitives.ipynb"
     tasks: tuple[Task, ...]
     checks: tuple[Check, ...]
-    # Names the student's notebook must not redefine in ways the probes rely on, etc.
+    # Read by the engine: "own_primitives" (names of primitives the notebook defines, whose
+    # entries in JAX's rule registries the guard lets the cells change) and "allowed_imports"
+    # (modules a student cell may import beyond autograder.policy.BASE_IMPORTS).
     extra: dict = field(default_factory=dict)
 
     def task(self, task_id: str) -> Task:

@@ -1,13 +1,13 @@
-"""ps1_primitives: the reference earns every point, the untouched notebook none, every realistic
-wrong solution loses points on its own task and on no other (with feedback that names the rule),
-and every correct solution written differently earns every point and passes every visible test.
+"""ps1_primitives, what is particular to it: graded by the real command, a partial notebook earns
+its tasks only, cheats earn nothing for the rules they skip, and wrong solutions lose points on
+their own task, as the in-process grading of the contract tests says; the stubs name their tasks,
+the release is not stale and catches leaks. The reference, the untouched notebook, every wrong
+solution and every correct alternative are graded by the contract tests (tests/contract/).
 
-The class a grade must be trusted on (reference, untouched, partial, correct alternatives and
-cheats, and three wrong solutions that hold the shortcut below to it) is graded once by the real
-command, ``python -m autograder grade ... --seed 0``, in a module fixture (``PS1_GRADED=OUT`` reuses the results of such a run on the same class instead).
-The wrong solutions are graded by the same checks in process, two subprocesses at a time
-(tests/assignments/variants.py), as ps4 and ps5's are: a third of the time the sandbox takes
-for them. ``scripts/mutant_scores.py ps1_primitives`` grades them by the real command.
+The class here (partial, cheats, three wrong solutions that hold the in-process grading to the
+sandbox) is graded once by the real command, ``python -m autograder grade ... --seed 0``, in a
+module fixture (``PS1_GRADED=OUT`` reuses the results of such a run on the same class instead).
+``scripts/mutant_scores.py ps1_primitives`` grades every wrong solution by the real command.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import nbformat
 import pytest
 
 from autograder import release
-from autograder.assignments.ps1_primitives import probes
+from autograder.assignments import contract
 from autograder.assignments.ps1_primitives.checks import ASSIGNMENT
 from autograder.assignments.ps1_primitives.mutants import CORRECT, MUTANTS, PARTIAL, TASK
 from autograder.classroom import make_submission, solution_sources
@@ -32,16 +32,8 @@ from autograder.classroom import make_submission, solution_sources
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "ps1_primitives"
 TASK_OF_CHECK = {check.id: check.task for check in ASSIGNMENT.checks}
-GPU_CHECKS = {check.id for check in ASSIGNMENT.checks if check.needs_gpu}
-# How each rule is called in the checks' messages and blame.
-RULE = {
-    "ps1.impl": "impl rule",
-    "ps1.abstract_eval": "abstract evaluation rule",
-    "ps1.lowering": "lowering rule",
-    "ps1.jvp": "JVP rule",
-    "ps1.transpose": "transpose rule",
-    "ps1.batch": "batching rule",
-}
+# How each rule is called in the checks' messages and blame (the contract's named_in_blame).
+RULE = {task.id: task.named_in_blame for task in contract(NAME).tasks}
 
 # Submissions that write no working rule of a task but try to earn its points:
 # {name: ({grade_id: source} on top of the untouched notebook, tasks that must earn nothing)}.
@@ -88,7 +80,7 @@ def _cheat_cells(name: str) -> dict[str, str]:
     return {**{k: solutions[k] for k in ("impl", "abstract_eval", "lowering")}, "jvp": JNP_JVP}
 
 
-# Wrong solutions graded by the real command too, to hold the in-process shortcut to it. The
+# Wrong solutions graded by the real command too, to hold the in-process grading to it. The
 # wrong lowering makes every jitted run of the JVP, transpose and batching checks wrong: they
 # pass only through the check's retry, the eager run (autograder.runner's second request).
 WHOLE = ("jvp_drops_w_term", "batch_assumes_axis0", "lowering_contracts_first_axis")
@@ -96,13 +88,9 @@ WHOLE = ("jvp_drops_w_term", "batch_assumes_axis0", "lowering_contracts_first_ax
 
 def submissions() -> dict[str, nbformat.NotebookNode]:
     solutions = solution_sources(NAME, root=ROOT)
-    class_ = {
-        "reference": make_submission(NAME, solutions, root=ROOT),
-        "untouched": make_submission(NAME, {}, root=ROOT),
-        "partial": make_submission(NAME, {k: solutions[k] for k in PARTIAL}, root=ROOT),
-    }
-    for name, (_, cells) in {**CORRECT, **{m: MUTANTS[m] for m in WHOLE}}.items():
-        class_[name] = make_submission(NAME, {**solutions, **cells}, root=ROOT)
+    class_ = {"partial": make_submission(NAME, {k: solutions[k] for k in PARTIAL}, root=ROOT)}
+    for name in WHOLE:
+        class_[name] = make_submission(NAME, {**solutions, **MUTANTS[name][1]}, root=ROOT)
     for name in CHEATS:
         class_[name] = make_submission(NAME, _cheat_cells(name), root=ROOT)
     return class_
@@ -155,31 +143,6 @@ def _status(result: dict) -> dict[str, str]:
     return {t["name"].split(":")[0]: t["status"] for t in result["tests"]}
 
 
-def _assert_full_marks(result: dict) -> None:
-    for test in result["tests"]:
-        check_id = test["name"].split(":")[0]
-        expected = {"passed", "not-run"} if check_id in GPU_CHECKS else {"passed"}
-        assert test["status"] in expected, (check_id, test["message"])
-    assert result["score"] == result["max_score"] > 0
-
-
-def test_reference_earns_every_point(graded):
-    _assert_full_marks(graded["reference"])
-
-
-@pytest.mark.parametrize("name", sorted(CORRECT))
-def test_correct_alternative_earns_every_point(graded, name):
-    _assert_full_marks(graded[name])
-
-
-def test_untouched_earns_nothing(graded):
-    result = graded["untouched"]
-    assert result["score"] == 0
-    for test in result["tests"]:
-        if test["status"] != "not-run":
-            assert test["status"] == "failed" and "NotImplementedError" in test["message"], test
-
-
 def test_partial_earns_its_tasks_only(graded):
     done = {f"ps1.{grade_id}" for grade_id in PARTIAL}
     for check_id, status in _status(graded["partial"]).items():
@@ -197,94 +160,21 @@ def test_cheats_earn_nothing_for_the_rules_they_skip(graded, cheat):
             assert test["points"] == 0, (cheat, test["name"])
 
 
-@pytest.fixture(scope="module")
-def mutants_graded() -> dict[str, dict]:
-    """Each mutant's per-check verdicts, graded in process (tests/assignments/variants.py)."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH",
-                                                                                  "")]))
-    names = sorted(MUTANTS)
-    running = [subprocess.Popen(
-        [sys.executable, "-W", "error::DeprecationWarning",
-         str(ROOT / "tests" / "assignments" / "variants.py"), "--assignment", NAME,
-         *names[i::2]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-        cwd=ROOT) for i in range(2)]
-    found = {}
-    for proc in running:
-        out, err = proc.communicate(timeout=1500)
-        assert proc.returncode == 0, err[-3000:]
-        found.update(json.loads(out))
-    return found
-
-
-@pytest.mark.parametrize("mutant", sorted(MUTANTS))
-def test_mutant_loses_points_on_its_own_task_only(mutants_graded, mutant):
-    result = mutants_graded[mutant]
-    task = TASK[mutant]
-    lost = {c["task"] for c in result["checks"] if not c["passed"]}
-    # The lowering checks pin the result's abstract value (and empty JAX's abstract-value
-    # cache around the pin), so a wrong abstract evaluation rule costs abstract_eval points only.
-    assert lost == {task}, [(c["id"], c["message"]) for c in result["checks"] if not c["passed"]]
-    for check in result["checks"]:
-        if not check["passed"]:  # the feedback says what went wrong, and in which rule
-            assert check["message"] and RULE[task] in check["blame"], check
-
-
-def test_the_real_command_and_the_shortcut_agree_on_wrong_solutions(graded, mutants_graded):
-    """Two wrong solutions are also in the real command's class: the sandboxed run and the
-    in-process shortcut take their points on the same task, and the real feedback names it."""
+def test_the_real_command_and_the_contract_agree_on_wrong_solutions(graded):
+    """Three wrong solutions are also in the real command's class: the sandboxed run takes their
+    points on the task the contract declares (where the in-process grading of tests/contract
+    takes them), and the real feedback names it."""
     for mutant in WHOLE:
         task = TASK[mutant]
-        in_process = {c["task"] for c in mutants_graded[mutant]["checks"] if not c["passed"]}
-        assert set(lost_by_task(graded[mutant])) == in_process == {task}, mutant
+        assert set(lost_by_task(graded[mutant])) == {task}, mutant
         for test in graded[mutant]["tests"]:
             if test["status"] == "failed":
                 assert test["message"].startswith(f"[{task}]"), test
                 assert RULE[task] in test["message"], test
 
 
-def test_at_least_thirty_mutants_over_every_task_and_eight_alternatives():
+def test_at_least_thirty_mutants_and_eight_alternatives():
     assert len(MUTANTS) >= 30 and len(CORRECT) >= 8
-    assert set(TASK.values()) == {t.id for t in ASSIGNMENT.tasks}
-    solutions = solution_sources(NAME, root=ROOT)
-    for name, (description, cells) in {**MUTANTS, **CORRECT}.items():
-        assert description and set(cells) <= set(solutions), name
-        for grade_id, source in cells.items():
-            assert source.strip() != solutions[grade_id].strip(), name
-
-
-def _visible_failures(nb: nbformat.NotebookNode) -> list[str]:
-    """Run every cell, visible tests included, as a student does; the cells that raised."""
-    ns: dict = {"__name__": "__main__"}
-    failures = []
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "code":
-            continue
-        try:
-            exec(compile(cell.source, f"<cell {index}>", "exec"), ns)  # noqa: S102 - our notebooks
-        except Exception as err:  # noqa: BLE001 - any failure is the answer
-            failures.append(f"cell {index}: {type(err).__name__}: {err}")
-    return failures
-
-
-@pytest.mark.parametrize("name", ["reference", *sorted(CORRECT)])
-def test_correct_solutions_pass_every_visible_test(name):
-    solutions = solution_sources(NAME, root=ROOT)
-    cells = {} if name == "reference" else CORRECT[name][1]
-    assert _visible_failures(make_submission(NAME, {**solutions, **cells}, root=ROOT)) == []
-
-
-def test_points_add_up_to_the_test_cells():
-    nb = nbformat.read(release.release_path(NAME, root=ROOT), as_version=4)
-    cells = {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]
-             for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")}
-    points: dict[str, float] = defaultdict(float)
-    for check in ASSIGNMENT.checks:
-        points[check.grade_cell] += check.points
-    assert {k: v["points"] for k, v in cells.items()} == dict(points)
-    assert len({check.id for check in ASSIGNMENT.checks}) == len(ASSIGNMENT.checks)
-    assert {check.task for check in ASSIGNMENT.checks} == {t.id for t in ASSIGNMENT.tasks}
-    for check in ASSIGNMENT.checks:
-        assert callable(getattr(probes, check.probe)), check.probe
     assert ASSIGNMENT.extra["own_primitives"] == ("weighted_sum",)
 
 

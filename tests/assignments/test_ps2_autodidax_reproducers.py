@@ -22,7 +22,6 @@ from dataclasses import replace
 import jax
 import pytest
 from grade_inprocess import ROOT, run_cells
-from ps2_alternatives import ALTERNATIVES
 from reproducer_kernel import passed_after, raised_after, snippet_problems
 
 from autograder import classroom
@@ -117,7 +116,8 @@ def test_every_snippet_runs_after_the_reference(codes):
 
 @pytest.mark.parametrize("alternative", CORRECT)
 def test_every_snippet_runs_after_a_correct_alternative(alternative, codes):
-    nb = classroom.make_submission(NAME, {**REFERENCE, **ALTERNATIVES[alternative][1]}, root=ROOT)
+    cells = mutants.ALTERNATIVES[alternative][1]
+    nb = classroom.make_submission(NAME, {**REFERENCE, **cells}, root=ROOT)
     assert raised_after(nb, codes) == {}
 
 

@@ -4,7 +4,8 @@
 reference solution with those cells replaced. Each replacement is the reference cell as a student
 would have written it (no solution markers) with one mistake edited in, so mutants follow the
 source when it changes; an edit that no longer applies fails loudly. ``TASK[name]`` is the task
-that must lose points.
+that must lose points. ``ALTERNATIVES`` (kept in alternatives.py) are correct solutions written
+differently, same format; each must earn every point.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograder.assignments import edits
+from autograder.assignments.ps2_autodidax.alternatives import ALTERNATIVES  # noqa: F401
 
 SOURCE = Path(__file__).resolve().parents[3] / "solutions" / "ps2_autodidax" / "ps2_autodidax.md"
 

@@ -1,8 +1,8 @@
 """Realistic wrong fixes for ps3_pitfalls, and correct fixes written differently.
 
 MUTANTS: name -> (description, {solution cell grade_id: the cell's source as the student wrote
-it}). Each must lose points on its own task (the solution cell's grade_id is the task id without
-its ``ps3.`` prefix) and nowhere else; tests/assignments/test_ps3_pitfalls.py checks both.
+it}). Each must lose points on its own task, ``TASK[name]``, and nowhere else (the contract
+tests, tests/contract/, check it).
 DEMO: the mutants that the demo class hands in.
 ALTERNATIVES: correct fixes written differently from the reference (scan, while_loop,
 register_dataclass, register_pytree_node, logsumexp, perf_counter_ns, donate_argnames, debug.callback,
@@ -604,6 +604,9 @@ MUTANTS: dict[str, tuple[str, dict[str, str]]] = {
     "callback_jnp": ("rewritten with jnp.histogram: host_histogram is never called",
                      {"callback": _CALLBACK_JNP}),
 }
+
+# The task each mutant is wrong in: it must lose points there, and only there.
+TASK = {name: "ps3." + next(iter(cells)) for name, (_, cells) in MUTANTS.items()}
 
 DEMO = ("loop_unrolled", "divide_single_where", "bench_compile_in_steady", "donate_by_hand")
 

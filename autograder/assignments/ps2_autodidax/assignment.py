@@ -1,0 +1,15 @@
+"""ps2_autodidax's contract (autograder/README.md): the modules beside this one, put together."""
+
+from pathlib import Path
+
+from autograder import contract
+from autograder.assignments.ps2_autodidax import checks, mutants, reproduce
+
+ASSIGNMENT = contract.build(
+    "ps2_autodidax", checks=checks, reproduce=reproduce,
+    root=Path(__file__).resolve().parents[3],
+    wrong=contract.wrong_solutions(mutants.MUTANTS, mutants.TASK, built="edit"),
+    correct=contract.alternatives(mutants.ALTERNATIVES),
+    untouched_says="NotImplementedError",
+    untouched_visible_errors=("NotImplementedError", "AssertionError"),
+)

@@ -1,0 +1,16 @@
+"""ps4_core's contract (autograder/README.md): the modules beside this one, put together."""
+
+from pathlib import Path
+
+from autograder import contract
+from autograder.assignments.ps4_core import checks, mutants, reproduce
+
+ASSIGNMENT = contract.build(
+    "ps4_core", checks=checks, reproduce=reproduce,
+    root=Path(__file__).resolve().parents[3],
+    wrong=contract.wrong_solutions(mutants.MUTANTS, mutants.TASK, built="edit"),
+    correct=contract.alternatives(mutants.ALTERNATIVES),
+    untouched_says="NotImplementedError",
+    untouched_visible_errors=("NotImplementedError", "AssertionError"),
+    wrong_cells_run=True,
+)

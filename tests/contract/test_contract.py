@@ -1,0 +1,199 @@
+"""The assignment contract's tests, written once and run on every registered assignment
+(autograder.assignments.REGISTRY; autograder/README.md says what each field promises).
+
+Per assignment: its tasks, cells and points agree with the notebook; the reference earns every
+point and passes every visible test; the untouched notebook earns nothing; each wrong solution
+loses points on its declared task and on no other; each correct alternative earns every point and
+passes every visible test; every check that runs without a GPU has a reproducer the engine finds
+and the cell policy accepts. Each notebook is also checked by the cell policy as the grader checks
+it, and none of these may have a cell refused, so grading them in process (grade_variants.py, two
+subprocesses per assignment, seed 0) gives the grader's verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import jax
+import nbformat
+import pytest
+
+from autograder import classroom, policy, reproduce
+from autograder.assignments import REGISTRY, contract
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
+HARNESS = Path(__file__).resolve().parent / "grade_variants.py"
+# Several assignments' classes are graded in a fixture the first test of each waits for.
+pytestmark = pytest.mark.timeout(3600)
+
+NAMES = sorted(REGISTRY)
+CONTRACTS = {name: contract(name) for name in NAMES}
+WRONG = [(name, wrong) for name in NAMES for wrong in sorted(CONTRACTS[name].wrong_solutions)]
+ALTERNATIVES = [(name, alt) for name in NAMES for alt in sorted(CONTRACTS[name].alternatives)]
+HAS_GPU = any(d.platform == "gpu" for d in jax.devices())
+
+
+def _variants(name: str) -> list[str]:
+    a = CONTRACTS[name]
+    return (["reference", "untouched"] + [f"wrong:{w}" for w in sorted(a.wrong_solutions)]
+            + [f"alt:{alt}" for alt in sorted(a.alternatives)])
+
+
+def _grade(name: str, processes: int = 2) -> dict[str, dict]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT), str(FIXTURES), os.environ.get("PYTHONPATH", "")]))
+    variants = _variants(name)
+    running = [subprocess.Popen(
+        [sys.executable, "-W", "error::DeprecationWarning", str(HARNESS), REGISTRY[name],
+         *variants[i::processes]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env, cwd=ROOT) for i in range(processes)]
+    found: dict[str, dict] = {}
+    for proc in running:
+        out, err = proc.communicate(timeout=3000)
+        assert proc.returncode == 0, err[-3000:]
+        found.update(json.loads(out))
+    return found
+
+
+@pytest.fixture(scope="session")
+def graded():
+    """name -> variant -> report, each assignment graded once, when a test first asks."""
+    cache: dict[str, dict[str, dict]] = {}
+
+    def get(name: str) -> dict[str, dict]:
+        if name not in cache:
+            cache[name] = _grade(name)
+        return cache[name]
+
+    return get
+
+
+def _failed(report: dict) -> list[tuple[str, str]]:
+    return [(c["id"], c["message"]) for c in report["checks"] if not c["passed"]]
+
+
+def _total_here(name: str) -> float:
+    return sum(c.points for c in CONTRACTS[name].checks if HAS_GPU or not c.needs_gpu)
+
+
+def _release_cells(name: str) -> dict[str, dict]:
+    nb = nbformat.read(CONTRACTS[name].release, as_version=4)
+    return {c.metadata["nbgrader"]["grade_id"]: {**c.metadata["nbgrader"], "source": c.source}
+            for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id")}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_tasks_cells_checks_and_points_agree(name):
+    a = CONTRACTS[name]
+    cells = _release_cells(name)
+    solutions = {gid for gid, meta in cells.items() if meta.get("solution")}
+    assert sorted(t.cell for t in a.tasks) == sorted(solutions)
+    probes = a.probes_module()
+    for task in a.tasks:
+        # The engine names a task's cell by this rule (autograder.policy.apply, refusal_of_task).
+        assert task.cell == task.id.split(".", 1)[-1], task
+        assert task.id in cells[task.cell]["source"], task.id  # the stub names its task
+        checks = [c for c in a.checks if c.task == task.id]
+        assert checks and task.points == sum(c.points for c in checks) > 0, task.id
+        assert task.banned == a.spec.task(task.id).banned
+    assert {c.task for c in a.checks} == {t.id for t in a.tasks}
+    assert len({c.id for c in a.checks}) == len(a.checks)
+    per_cell: dict[str, float] = defaultdict(float)
+    for check in a.checks:
+        assert cells[check.grade_cell]["grade"] and not cells[check.grade_cell]["solution"]
+        assert callable(getattr(probes, check.probe)), check.probe
+        per_cell[check.grade_cell] += check.points
+    assert dict(per_cell) == {gid: m["points"] for gid, m in cells.items() if m.get("grade")}
+    assert a.reference.is_file() and a.release.is_file()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_wrong_solutions_and_alternatives_are_well_formed(name):
+    a = CONTRACTS[name]
+    reference = classroom.solution_sources(name, root=a.reference.parents[2])
+    assert {w.task for w in a.wrong_solutions.values()} == {t.id for t in a.tasks}
+    for key, solution in [*a.wrong_solutions.items(), *a.alternatives.items()]:
+        assert solution.description and solution.cells, key
+        assert set(solution.cells) <= {t.cell for t in a.tasks}, key
+        for grade_id, source in solution.cells.items():
+            assert source.strip() != reference[grade_id].strip(), (key, grade_id)
+    for key, wrong in a.wrong_solutions.items():
+        assert a.task(wrong.task).cell in wrong.cells, key
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_reference_earns_every_point(graded, name):
+    report = graded(name)["reference"]
+    assert report["refused"] == [] and report["cell_errors"] == []
+    assert report["visible_failures"] == []
+    assert _failed(report) == []
+    assert sum(c["points"] for c in report["checks"]) == _total_here(name) > 0
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_untouched_notebook_earns_nothing(graded, name):
+    a = CONTRACTS[name]
+    report = graded(name)["untouched"]
+    assert report["refused"] == []
+    if a.untouched_cells_run:  # the stubs define every name; they raise only when called
+        assert report["cell_errors"] == []
+    assert len(report["checks"]) == sum(1 for c in a.checks if HAS_GPU or not c.needs_gpu)
+    for check in report["checks"]:
+        assert not check["passed"] and check["points"] == 0 and check["message"], check
+        assert a.untouched_says in check["message"], check
+    # Every visible test fails: through a stub's error, or an assertion on the buggy code kept.
+    failed = dict(f.split(": ", 1) for f in report["visible_failures"])
+    assert set(failed) == {c.grade_cell for c in a.checks}
+    if a.untouched_visible_errors:
+        assert set(failed.values()) <= set(a.untouched_visible_errors)
+
+
+@pytest.mark.parametrize(("name", "wrong"), WRONG, ids=[f"{n}-{w}" for n, w in WRONG])
+def test_wrong_solution_loses_points_on_its_task_only(graded, name, wrong):
+    a = CONTRACTS[name]
+    task = a.wrong_solutions[wrong].task
+    report = graded(name)[f"wrong:{wrong}"]
+    assert report["refused"] == []  # else the grader would not run the cell at all
+    if a.wrong_cells_run:
+        assert report["cell_errors"] == []
+    lost = {c["task"] for c in report["checks"] if not c["passed"]}
+    assert lost == {task}, (_failed(report), report["cell_errors"])
+    named = a.task(task).named_in_blame
+    for check in report["checks"]:
+        if not check["passed"]:  # the feedback says what went wrong, and in which rule
+            assert check["message"] and check["blame"] and named in check["blame"], check
+
+
+@pytest.mark.parametrize(("name", "alt"), ALTERNATIVES,
+                         ids=[f"{n}-{alt}" for n, alt in ALTERNATIVES])
+def test_correct_alternative_earns_every_point(graded, name, alt):
+    a = CONTRACTS[name]
+    report = graded(name)[f"alt:{alt}"]
+    assert report["refused"] == [] and report["cell_errors"] == []
+    assert report["visible_failures"] == []
+    assert report["checks"] and _failed(report) == []
+    if a.graded_as == "notebook":
+        assert sum(c["points"] for c in report["checks"]) == _total_here(name)
+    else:  # its own tasks' checks, all of them
+        tasks = {t.id for t in a.tasks if t.cell in a.alternatives[alt].cells}
+        assert {c["id"] for c in report["checks"]} == {
+            c.id for c in a.checks if c.task in tasks and (HAS_GPU or not c.needs_gpu)}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_check_without_a_gpu_has_a_reproducer(name):
+    a = CONTRACTS[name]
+    assert reproduce.module(a.name, a.package).reproducer is a.reproducer  # what the engine finds
+    for check in a.checks:
+        code = reproduce.reproducer(a.name, check.id, a.package)
+        if check.needs_gpu and code is None:
+            continue  # GPU checks may have none: a student without a GPU could not run it
+        assert isinstance(code, str) and code.startswith(f"# {check.id}: "), check.id
+        _, refusals = policy.check_source(code, a.allowed_imports)
+        assert refusals == [], (check.id, refusals)
