@@ -1,8 +1,28 @@
 # `make`      : set up .venv, build the book, release the student notebooks, grade the demo class.
 # `make test` : the whole test suite (what .ci/run calls).
 SHELL := /bin/bash
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
-VENV := .venv
+# Two pinned toolchains. legacy (the default): Python 3.11, JAX 0.10.2, constraints.txt, .venv.
+# current: Python 3.12, today's JAX, constraints-py312.txt, .venv312. `make TOOLCHAIN=current`
+# picks one; so does `make PYTHON=python3.12` (any interpreter that is not 3.11 is `current`).
+ifndef TOOLCHAIN
+  ifdef PYTHON
+    TOOLCHAIN := $(if $(filter 3.11,$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')),legacy,current)
+  else
+    TOOLCHAIN := legacy
+  endif
+endif
+ifeq ($(TOOLCHAIN),current)
+  PYTHON ?= $(shell command -v python3.12 || command -v python3)
+  VENV := .venv312
+  CONSTRAINTS := constraints-py312.txt
+else
+  PYTHON ?= $(shell command -v python3.11 || command -v python3)
+  VENV := .venv
+  CONSTRAINTS := constraints.txt
+endif
+# requirements.txt pins the legacy JAX; the current toolchain takes jax and jaxlib from its
+# constraints file instead.
+REQUIREMENTS := $(if $(filter current,$(TOOLCHAIN)),$(VENV)/requirements-current.txt,requirements.txt)
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # nbgrader's gradebook runs `alembic` as a subprocess: the venv's tools must be on PATH.
@@ -14,10 +34,11 @@ all: book release demo
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt constraints.txt pyproject.toml scripts/install_browser.sh
+$(STAMP): requirements.txt $(CONSTRAINTS) pyproject.toml scripts/install_browser.sh
 	bash scripts/install_browser.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
+	$(if $(filter current,$(TOOLCHAIN)),sed -E 's/^(jax|jaxlib)==.*/\1/' requirements.txt > $(REQUIREMENTS))
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r $(REQUIREMENTS) -c $(CONSTRAINTS)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
@@ -42,9 +63,12 @@ $(KERNEL_OUT)/librms_norm_cuda.so: $(KERNEL_SRC)/rms_norm.cu | $(STAMP)
 	else echo "nvcc not found: the CUDA kernel was not compiled"; fi
 
 # Warnings are errors; a cell that raises without the `raises-exception` tag fails the build.
-# jupyter-cache re-executes only chapters whose code changed.
+# jupyter-cache re-executes only chapters whose code changed. Then the Simplified Chinese edition
+# into _build/html/zh from locales/zh_CN (warnings are errors there too); its chapters come from
+# the same jupyter-cache, so none is executed twice.
 book: $(STAMP) kernels
 	$(BIN)/jupyter-book build . --warningiserror --keep-going
+	$(BIN)/python -m jaxcourse.i18n_site zh
 
 # solutions/ -> assignments/ through nbgrader's own generate_assignment.
 release: $(STAMP)
@@ -57,11 +81,20 @@ demo: $(STAMP)
 test: $(STAMP) book
 	$(BIN)/python -m pytest
 
+# The inner loop: every test not marked `slow` (no whole classes graded by the real command, no
+# built book, no browser), so the book is not built. Narrow it with MARK="ps1 and jvp" (markers:
+# README, "Tests"); ARGS go to pytest as they are.
+.PHONY: test-fast
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow$(if $(MARK), and ($(MARK)))" $(ARGS)
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
+# Keeps the file's opening comment (why the toolchain's pins are what they are).
 constraints: $(STAMP)
-	$(BIN)/python -m pip freeze --exclude-editable > constraints.txt
+	{ sed -n '/^#/!q;p' $(CONSTRAINTS); $(BIN)/python -m pip freeze --exclude-editable; } \
+	  > $(CONSTRAINTS).new && mv $(CONSTRAINTS).new $(CONSTRAINTS)
 
 clean:
 	rm -rf _build gradebook.db

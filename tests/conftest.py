@@ -1,20 +1,80 @@
-"""Fixtures shared by test folders: the demo classes, graded once per session by the real
-command, serve the end-to-end test and the Dask cluster test (which must match them)."""
+"""Fixtures shared by test folders, and the markers each test gets from where it is.
+
+The demo classes, graded once per session by the real command, serve every test that reads them
+(the end-to-end test, the exports, the reproducers, the Dask cluster test, the browser's feedback
+pages): ``demo_out``.
+
+Markers (registered in pyproject.toml; ``--strict-markers`` is on), applied at collection:
+
+- ``ps1`` ... ``ps5``: a test about that assignment: its file is named after it, or its name or
+  parameters name it (``ps1_primitives``, a check id ``ps1.jvp.grad``).
+- one marker per task, its id without the assignment (``jvp``, ``abstract_eval``, ``dce``), on a
+  test of that assignment whose name or parameters name the task (``ps1.jvp``, or ``jvp`` as a
+  word: ``jvp_drops_w_term``) or a wrong solution or alternative of it (the assignment's
+  ``mutants`` module): ``-m "ps1 and jvp"``.
+- ``slow``: what ``make test-fast`` leaves out: tests that use a fixture grading a class
+  (``SLOW_FIXTURES``), tests whose own code runs the grader (``GRADES``, ``SLOW_MODULES``,
+  ``SLOW_TESTS``), tests whose module runs notebooks in Jupyter kernels, and everything marked
+  ``book`` or ``browser``.
+  Chosen by measuring (README, "Tests").
+- ``book``: reads the built book (``make book``): tests/book/test_executed_chapters.py and every
+  test function whose name has the word ``built``.
+- ``browser``: drives headless Chromium over the built site (tests/browser/).
+"""
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import os
+import re
+import signal
 import subprocess
 import sys
 import tempfile
+from functools import cache
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
 # ps5's kernels: each distinct source is compiled once per session, in this process and in the
 # subprocesses the tests start (the grader's sandbox clears its environment and compiles anew).
 os.environ.setdefault("JAXCOURSE_KERNEL_CACHE", tempfile.mkdtemp(prefix="jaxcourse-kernels-"))
+
+# `python -m autograder demo` grades the five demo classes (35 notebooks, ps5's compiling C++):
+# 4 to 10 minutes on a 2-core machine. Past this limit the fixture fails, saying so; every test
+# that uses it is given this much time on top of its own limit (pytest-timeout counts fixtures).
+DEMO_LIMIT_S = 1800
+
+# Fixtures that grade a class (by the real command, or many notebooks in process), by name, in
+# whatever module: a test that uses one, directly or through another fixture, is `slow`. Each
+# costs from half a minute (the toy course) to ten (the demo classes) on a 2-core machine.
+SLOW_FIXTURES = ("demo_out", "graded", "mutants_graded", "mutants", "failed", "grading", "runs",
+                 "visible")
+# Fixtures that grade a class under a limit of their own (seconds), by name or as
+# "<the file that defines it>::<name>": a test that uses one is given that limit on top of its
+# own, since pytest-timeout counts the time a test waits for its fixtures; the fixture's own limit
+# then stops it first, saying what it was doing.
+FIXTURE_LIMITS: dict[str, int] = {
+    "demo_out": DEMO_LIMIT_S,
+    "tests/autograder/test_time_limits.py::graded": 900,  # grade_command(timeout=900)
+}
+# Test modules (under tests/) whose every test is costly, with why.
+SLOW_MODULES: dict[str, str] = {}
+# A test whose own code runs the grader on a class: the real command, the pool or the demo (each
+# starts fork servers that import JAX: 20 s to a minute a run on a 2-core machine).
+GRADES = re.compile(r"\b(grade_command|grading\.grade|_grade|demo)\(")
+# Single tests that grade on their own otherwise ("<module>::<test name>").
+SLOW_TESTS: dict[str, str] = {
+    "assignments/test_ps3_pitfalls.py::test_a_demo_mutant_graded_whole_matches_the_shortcut":
+        "grades a wrong ps3 notebook twice in process (minutes on a busy machine)",
+    "autograder/test_release_gradebook.py::test_a_release_that_would_orphan_graded_submissions_says_why":
+        "releases through nbgrader four times, the command once (20 s of CPU)",
+}
+# Read the built book: the whole module.
+BOOK_MODULES = ("book/test_executed_chapters.py",)
 
 
 @pytest.fixture(scope="session")
@@ -22,8 +82,149 @@ def demo_out(tmp_path_factory) -> Path:
     """`python -m autograder demo --out OUT`: every assignment's demo class, graded locally."""
     out = tmp_path_factory.mktemp("demo")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    run = subprocess.run([sys.executable, "-m", "autograder", "demo", "--out", str(out)],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200,
-                         check=False)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    # A session of its own, so that a run past its limit is stopped with everything it started.
+    run = subprocess.Popen([sys.executable, "-m", "autograder", "demo", "--out", str(out)],
+                           cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, start_new_session=True)
+    try:
+        stdout, stderr = run.communicate(timeout=DEMO_LIMIT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)
+        stdout, _ = run.communicate()
+        pytest.fail(f"`python -m autograder demo` did not grade the demo classes within "
+                    f"DEMO_LIMIT_S = {DEMO_LIMIT_S} s (tests/conftest.py); its output so far:\n"
+                    f"{stdout[-3000:]}", pytrace=False)
+    assert run.returncode == 0, stdout[-3000:] + stderr[-3000:]
     return out
+
+
+# --- markers ---------------------------------------------------------------------------------
+
+def _word(word: str) -> re.Pattern:
+    """``word`` standing alone in a test id: between non-alphanumerics (``_`` included)."""
+    return re.compile(rf"(?<![a-z0-9]){re.escape(word)}(?![a-z0-9])")
+
+
+@cache
+def assignments() -> dict[str, str]:
+    """Marker -> assignment: ``{"ps1": "ps1_primitives", ...}``."""
+    folder = ROOT / "autograder" / "assignments"
+    names = sorted(p.name for p in folder.iterdir() if (p / "checks.py").is_file())
+    return {name.split("_", 1)[0]: name for name in names}
+
+
+@cache
+def tasks(marker: str) -> tuple[str, ...]:
+    """The task markers of an assignment: its task ids without the prefix (``ps1.jvp`` ->
+    ``jvp``)."""
+    checks = importlib.import_module(f"autograder.assignments.{assignments()[marker]}.checks")
+    return tuple(t.id.split(".", 1)[1] for t in checks.ASSIGNMENT.tasks)
+
+
+@cache
+def named_solutions(marker: str) -> dict[str, str]:
+    """Wrong solutions and alternatives of an assignment that touch one task -> that task's
+    marker: ``TASK`` of its mutants module, and every ``name -> (description, cells)`` table
+    there whose cells are one task's."""
+    own = tasks(marker)
+    try:
+        module = importlib.import_module(f"autograder.assignments.{assignments()[marker]}.mutants")
+    except ModuleNotFoundError:
+        return {}
+    found: dict[str, str] = {}
+    for value in vars(module).values():
+        if not isinstance(value, dict):
+            continue
+        for name, entry in value.items():
+            if not isinstance(name, str):
+                continue
+            if isinstance(entry, str) and entry.split(".", 1)[-1] in own and "." in entry:
+                found.setdefault(name, entry.split(".", 1)[1])
+            elif isinstance(entry, tuple):
+                cells = next((e for e in entry if isinstance(e, dict)), None)
+                ids = [e.split(".", 1)[1] for e in entry
+                       if isinstance(e, str) and e.startswith(f"{marker}.")
+                       and e.split(".", 1)[1] in own]
+                if ids:
+                    found.setdefault(name, ids[0])
+                elif cells and len(cells) == 1 and next(iter(cells)) in own:
+                    found.setdefault(name, next(iter(cells)))
+    return found
+
+
+def markers_of(nodeid: str) -> set[str]:
+    """The assignment and task markers of a test, from its node id alone."""
+    text = nodeid.lower()
+    rest = text.partition("::")[2]
+    name, _, params = rest.partition("[")
+    found = set()
+    for marker in assignments():
+        if not _word(marker).search(text):
+            continue
+        found.add(marker)
+        own, solutions = tasks(marker), named_solutions(marker)
+        words = [name]
+        for param in re.findall(r"[^\[\]\-,]+", params):
+            known = [solutions[n] for n in (param, param.removeprefix("wrong_"),
+                                            param.removeprefix("alt:")) if n in solutions]
+            if known:  # a wrong solution or alternative: its own task, whatever its name says
+                found.add(known[0])
+            else:
+                words.append(param)
+        for task in own:
+            if any(_word(task).search(w) for w in words) or re.search(
+                    rf"(?<![a-z0-9]){marker}\.{task}(?![a-z0-9_])", text):
+                found.add(task)
+    return found
+
+
+def _grades(item) -> bool:
+    function = getattr(item, "function", None)
+    try:
+        return bool(function and GRADES.search(inspect.getsource(function)))
+    except (OSError, TypeError):
+        return False
+
+
+def _runs_kernels(item) -> bool:
+    """Whether the test's module runs notebooks in Jupyter kernels (tests/reproducer_kernel.py):
+    a kernel per notebook, tens of seconds each."""
+    module = getattr(item, "module", None)
+    return any(getattr(v, "__module__", None) == "reproducer_kernel"
+               for v in vars(module).values()) if module else False
+
+
+def _fixture_limit(item, name: str) -> int:
+    defs = getattr(item, "_fixtureinfo", None) and item._fixtureinfo.name2fixturedefs.get(name)
+    where = f"{defs[-1].baseid}::{name}" if defs else name
+    return FIXTURE_LIMITS.get(where, FIXTURE_LIMITS.get(name, 0))
+
+
+def _limit(item) -> float:
+    marker = item.get_closest_marker("timeout")
+    if marker is not None and marker.args:
+        return float(marker.args[0])
+    return float(item.config.getini("timeout") or 0)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        where = Path(str(item.path)).resolve()
+        module = where.relative_to(TESTS).as_posix() if where.is_relative_to(TESTS) else ""
+        names = {m.name for m in item.iter_markers()}
+        add = markers_of(item.nodeid)
+        if module.startswith("browser/"):
+            add |= {"browser", "book"}
+        if module in BOOK_MODULES or _word("built").search(item.originalname.lower()):
+            add.add("book")
+        costly = [f for f in item.fixturenames if f in SLOW_FIXTURES]
+        if (costly or module in SLOW_MODULES or f"{module}::{item.originalname}" in SLOW_TESTS
+                or _grades(item) or _runs_kernels(item) or add & {"book", "browser"}
+                or "book" in names):
+            add.add("slow")
+        for name in sorted(add - names):
+            # getattr on pytest.mark: with --strict-markers an unregistered name is an error.
+            item.add_marker(getattr(pytest.mark, name))
+        waits = sum(_fixture_limit(item, f) for f in item.fixturenames)
+        if waits and _limit(item):  # a limit of 0: none at all
+            item.add_marker(pytest.mark.timeout(_limit(item) + waits), append=False)

@@ -3,7 +3,8 @@ them: in a fresh kernel after the student's own cells, each snippet shown under 
 raises; after the reference solution's cells (the student's rules replaced by the reference's),
 every snippet of the assignment runs to the end.
 
-The demo classes are graded once per session by the real command (tests/conftest.py).
+The demo classes are graded once per session by the real command (tests/conftest.py, with a
+limit of its own added to these tests' limit).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from autograder.grading import load_assignment
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = assignment_names("autograder.assignments")
+# A test runs a kernel per notebook (ps5's compile C++ in it), each cell limited to 300 s.
 pytestmark = pytest.mark.timeout(2400)
 
 

@@ -3,7 +3,8 @@
 Results come before the notebook, markdown is rendered, nothing is cut off at 1280 or 420 px,
 every failed check has its reproducer, and the page loads nothing from outside. Screenshots go
 to _build/screenshots/feedback/. The demo classes are graded once per session by the real command
-(tests/conftest.py's ``demo_out``).
+(tests/conftest.py's ``demo_out``, under its limit DEMO_LIMIT_S, which conftest adds to the limit
+of every test that waits for it, and past which it fails saying so).
 """
 
 from __future__ import annotations
