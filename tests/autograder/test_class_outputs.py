@@ -93,10 +93,10 @@ def runs(tmp_path_factory):
         details["worker_died"] = grading._worker_failure("worker_died", RuntimeError("boom"))
         return details
 
-    def render(result, spec, detail):
+    def render(result, spec, detail, **options):
         if result["student_id"] == "render_fails":
             raise RuntimeError("render broke")
-        return real_render(result, spec, detail)
+        return real_render(result, spec, detail, **options)
 
     def row(gb, missing, name, notebook, grade_cells, result, check_cells):
         if result["student_id"] == "gradebook_fails":
