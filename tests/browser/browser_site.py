@@ -16,6 +16,8 @@ from pathlib import Path
 
 import yaml
 
+from jaxcourse.i18n_site import docnames
+
 ROOT = Path(__file__).resolve().parents[2]
 # The table of contents the site was built from (a partial build may use another).
 TOC = Path(os.environ.get("BOOK_TOC", ROOT / "_toc.yml"))
@@ -49,19 +51,24 @@ WIDTHS = (1280, 420)
 
 def toc_docnames(toc: Path = TOC) -> list[str]:
     """Every document of the table of contents, in reading order (root first)."""
-    data = yaml.safe_load(toc.read_text())
-    names = [data["root"]]
+    return docnames(toc)
 
-    def walk(entries):
-        for entry in entries or ():
-            if "file" in entry:
-                names.append(entry["file"])
-            for key in ("parts", "chapters", "sections"):
-                walk(entry.get(key))
 
-    walk(data.get("parts"))
-    walk(data.get("chapters"))
-    return [str(Path(name).with_suffix("")) for name in names]
+def broken_links(site, fetcher, pagename: str) -> list[str]:
+    """The links of one page to this site that answer no 200, or name an anchor the target lacks."""
+    base = urllib.parse.urlparse(site.base_url)
+    broken = []
+    for href in site.page(pagename).links:
+        url = urllib.parse.urlparse(href)
+        if url.scheme not in ("http", "https") or url.netloc != base.netloc:
+            continue
+        target = url._replace(fragment="").geturl()
+        status, _ = fetcher.get(target)
+        if status != 200:
+            broken.append(f"{href} (HTTP {status})")
+        elif url.fragment and urllib.parse.unquote(url.fragment) not in fetcher.ids(target):
+            broken.append(f"{href} (no such anchor)")
+    return broken
 
 
 def toc_parts(toc: Path = TOC) -> dict[str, list[str]]:

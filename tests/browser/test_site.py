@@ -12,7 +12,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from browser_site import EXECUTED, ROOT, SCREENSHOTS, WIDTHS, toc_docnames
+from browser_site import EXECUTED, ROOT, SCREENSHOTS, WIDTHS, broken_links, toc_docnames
 
 PAGES = toc_docnames()
 SEARCH_TERM = "transpose"
@@ -114,18 +114,7 @@ def test_images_load_and_have_alt_text(site, docname):
 
 @pytest.mark.parametrize("docname", PAGES)
 def test_internal_links_resolve(site, fetcher, docname):
-    base = urllib.parse.urlparse(site.base_url)
-    broken = []
-    for href in site.page(docname).links:
-        url = urllib.parse.urlparse(href)
-        if url.scheme not in ("http", "https") or url.netloc != base.netloc:
-            continue
-        target = url._replace(fragment="").geturl()
-        status, _ = fetcher.get(target)
-        if status != 200:
-            broken.append(f"{href} (HTTP {status})")
-        elif url.fragment and urllib.parse.unquote(url.fragment) not in fetcher.ids(target):
-            broken.append(f"{href} (no such anchor)")
+    broken = broken_links(site, fetcher, docname)
     assert not broken, f"{docname}: broken links: {broken}"
 
 

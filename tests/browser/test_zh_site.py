@@ -13,7 +13,7 @@ import re
 import urllib.parse
 
 import pytest
-from browser_site import HTML, PAGE_TIMEOUT_S, toc_docnames
+from browser_site import HTML, PAGE_TIMEOUT_S, broken_links, toc_docnames
 
 from jaxcourse.i18n_site import LABELS, LANGUAGE, ZH_SUBDIR, catalogue_path, read_catalogue
 
@@ -119,18 +119,7 @@ def test_chinese_page_shows_the_english_outputs(site, docname):
 
 @pytest.mark.parametrize("docname", PAGES)
 def test_chinese_internal_links_resolve(site, fetcher, docname):
-    base = urllib.parse.urlparse(site.base_url)
-    broken = []
-    for href in site.page(zh(docname)).links:
-        url = urllib.parse.urlparse(href)
-        if url.scheme not in ("http", "https") or url.netloc != base.netloc:
-            continue
-        target = url._replace(fragment="").geturl()
-        status, _ = fetcher.get(target)
-        if status != 200:
-            broken.append(f"{href} (HTTP {status})")
-        elif url.fragment and urllib.parse.unquote(url.fragment) not in fetcher.ids(target):
-            broken.append(f"{href} (no such anchor)")
+    broken = broken_links(site, fetcher, zh(docname))
     assert not broken, f"{zh(docname)}: broken links: {broken}"
 
 
