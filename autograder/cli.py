@@ -6,14 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
+from autograder.grade.messages import LANGS
+
 # Light imports only: `export`, `release`, `gradescope` and `--help` never start JAX (the
 # grading engine is imported by the command that needs it).
 from autograder.limits import Limits, UsageError
-from autograder.messages import LANGS
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from autograder.grading import grade
+    from autograder.grade.grading import grade
 
     limits = Limits(cell_timeout_s=args.cell_timeout, notebook_timeout_s=args.notebook_timeout,
                     memory_mb=args.memory_mb, namespaces=not args.no_namespaces,
@@ -27,7 +28,7 @@ def _grade(args: argparse.Namespace) -> int:
 
 def _release(args: argparse.Namespace) -> int:
     try:
-        from autograder.release import ReleaseError, release_all
+        from autograder.instructor.release import ReleaseError, release_all
     except ImportError as err:
         raise UsageError(f"release is not available in this checkout ({err})") from None
     try:
@@ -38,7 +39,7 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from autograder.demo import demo
+    from autograder.instructor.demo import demo
 
     demo(root=args.root, out=args.out, assignments=args.assignment or None,
          package=args.package, workers=args.workers, lang=args.lang)
@@ -46,7 +47,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from autograder import exports
+    from autograder.instructor import exports
 
     if not (args.graded / "grades.csv").is_file():
         raise UsageError(f"{args.graded} holds no grades.csv (run `grade` first)")
@@ -68,7 +69,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _bundle(args: argparse.Namespace) -> int:
-    from autograder.gradescope import build_bundle
+    from autograder.instructor.gradescope import build_bundle
 
     print(build_bundle(assignment=args.assignment, root=args.root, dest=args.out))
     return 0

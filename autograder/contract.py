@@ -15,7 +15,8 @@ from pathlib import Path
 from types import MappingProxyType, ModuleType
 from typing import Literal
 
-from autograder import policy, spec
+from autograder import spec
+from autograder.worker import policy
 
 Cells = Mapping[str, str]  # solution cell grade_id -> the source a student would hand in there
 
@@ -28,7 +29,7 @@ class Task:
     title: str
     cell: str  # grade_id of the solution cell the rule is written in
     points: float  # the sum of the points of the task's checks
-    banned: tuple[str, ...] = ()  # JAX calls no student cell may use (autograder.banned)
+    banned: tuple[str, ...] = ()  # JAX calls no student cell may use (autograder.worker.banned)
     # Words every failed check's blame of this task contains (the rule's name, "JVP rule"), so
     # the feedback names the rule at fault; "" where the assignment promises no such words.
     named_in_blame: str = ""
@@ -66,7 +67,7 @@ class Assignment:
     release: Path  # the student notebook generated from it: assignments/<name>/<name>.ipynb
     wrong_solutions: Mapping[str, WrongSolution]
     alternatives: Mapping[str, Alternative]
-    reproducer: Callable[[str], str | None]  # check id -> the snippet of autograder.reproduce
+    reproducer: Callable[[str], str | None]  # check id -> the snippet of autograder.grade.reproduce
     # "notebook": a wrong solution or alternative is graded as a whole notebook, on every check.
     # "task": the tasks share no names, so it is graded by running its cells after the
     # reference's and only its own tasks' checks (ps3: twelve independent programs).
@@ -92,7 +93,7 @@ class Assignment:
 
     @property
     def allowed_imports(self) -> tuple[str, ...]:
-        """Top-level modules a student cell may import (autograder.policy)."""
+        """Top-level modules a student cell may import (autograder.worker.policy)."""
         return policy.allowed_imports(self.spec)
 
     @property
@@ -110,7 +111,7 @@ class Assignment:
 def tasks_of(assignment: spec.Assignment, *,
              named_in_blame: Mapping[str, str] | None = None) -> tuple[Task, ...]:
     """The contract's tasks of a checks module's ``ASSIGNMENT``: each task's cell is its id
-    without the assignment's prefix (the rule autograder.policy applies to name a refused
+    without the assignment's prefix (the rule autograder.worker.policy applies to name a refused
     task), and its points are its checks'."""
     return tuple(
         Task(id=t.id, title=t.title, cell=t.id.split(".", 1)[-1],

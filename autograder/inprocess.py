@@ -15,8 +15,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from autograder.plain import to_plain
 from autograder.spec import Assignment, Check, Outcome, Verdict
+from autograder.student.plain import to_plain
 
 
 def load(name: str) -> tuple[Assignment, Any]:
@@ -40,7 +40,7 @@ def run_check(check: Check, probes: Any, ns: dict, seed: int) -> tuple[Verdict, 
         outcome = _ask(probes, check, ns, inputs)
         verdict = check.judge(expected, outcome)
         if not verdict.passed and check.retry is not None and outcome.raised is None:
-            second = _ask(probes, check, ns, check.retry(inputs))  # as autograder.runner does
+            second = _ask(probes, check, ns, check.retry(inputs))  # as autograder.worker.runner does
             both = type(outcome.value) is dict and type(second.value) is dict
             outcome = Outcome(value={**outcome.value, **second.value}) if both else second
             verdict = check.judge(expected, outcome)

@@ -12,7 +12,7 @@ class UsageError(Exception):
 
 @dataclass(frozen=True)
 class Limits:
-    """The limits of one submission's processes (autograder.runner enforces them)."""
+    """The limits of one submission's processes (autograder.worker.runner enforces them)."""
 
     cell_timeout_s: float = 60.0
     notebook_timeout_s: float = 600.0  # all children of one submission together
@@ -23,4 +23,4 @@ class Limits:
     cell_output_chars: int = 20_000
     max_restarts: int = 3
     namespaces: bool = True
-    cell_policy: bool = True  # autograder.policy; off only to test the walls behind it
+    cell_policy: bool = True  # autograder.worker.policy; off only to test the walls behind it

@@ -22,7 +22,7 @@ class Task:
     id: str  # e.g. "ps1.jvp"
     title: str  # e.g. "multiply_add_value_and_jvp, the JVP rule"
     # Dotted JAX names that do this task's work for it (``"jax.jvp"`` for a JVP rule): no student
-    # cell may use them, and the task's text says so. See autograder.banned.
+    # cell may use them, and the task's text says so. See autograder.worker.banned.
     banned: tuple[str, ...] = ()
 
 
@@ -75,7 +75,7 @@ class Assignment:
     checks: tuple[Check, ...]
     # Read by the engine: "own_primitives" (names of primitives the notebook defines, whose
     # entries in JAX's rule registries the guard lets the cells change) and "allowed_imports"
-    # (modules a student cell may import beyond autograder.policy.BASE_IMPORTS).
+    # (modules a student cell may import beyond autograder.worker.policy.BASE_IMPORTS).
     extra: dict = field(default_factory=dict)
 
     def task(self, task_id: str) -> Task:

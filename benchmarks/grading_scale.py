@@ -32,8 +32,8 @@ sys.path.insert(0, str(REPO))
 
 
 def make_class(name: str, dest: Path, students: int) -> Path:
-    from autograder.classroom import demo_class
-    from autograder.grading import load_assignment
+    from autograder.grade.grading import load_assignment
+    from autograder.instructor.classroom import demo_class
 
     spec = load_assignment(name, "autograder.assignments")
     demo = demo_class(name, dest.parent / "demo", root=REPO)

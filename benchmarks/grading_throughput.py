@@ -8,7 +8,7 @@ submissions per minute for each, their ratio, and the engine's overhead over the
 compute (cells plus checks run in-process, without isolation, one submission after another).
 
 ``--assignment toy`` (default) uses the toy course in tests/fixtures. For a course assignment
-(e.g. ps1_primitives) the class comes from ``autograder.classroom.demo_class`` and the nbgrader
+(e.g. ps1_primitives) the class comes from ``autograder.instructor.classroom.demo_class`` and the nbgrader
 source notebook (with hidden tests calling autograder.inprocess.check_cell) from ``--source``,
 by default solutions/<name>/<name>.md or .ipynb.
 """
@@ -43,8 +43,8 @@ def toy_class(dest: Path, students: int) -> tuple[Path, dict, Path]:
 
 
 def course_class(name: str, dest: Path, students: int, source: Path | None) -> tuple:
-    from autograder.classroom import demo_class
-    from autograder.grading import load_assignment
+    from autograder.grade.grading import load_assignment
+    from autograder.instructor.classroom import demo_class
 
     spec = load_assignment(name, "autograder.assignments")
     demo = demo_class(name, dest.parent / "demo", root=REPO)
@@ -114,7 +114,7 @@ def checks_compute(name: str, package: str, root: Path, submitted: Path) -> floa
     import importlib
 
     from autograder.inprocess import run_check
-    from autograder.normalise import NotebookError, normalise, read_release
+    from autograder.worker.normalise import NotebookError, normalise, read_release
 
     checks = importlib.import_module(f"{package}.{name}.checks").ASSIGNMENT
     probes = importlib.import_module(f"{package}.{name}.probes")

@@ -15,7 +15,7 @@ careful: the bodies of decorated functions and module-level statements are mutat
 mutant is a whole cell's source, exec'd as the student's cell would be; decorators themselves
 stay untouched, as in mutmut).
 
-Each mutant's notebook (``autograder.classroom.make_submission`` with that one cell replaced) is
+Each mutant's notebook (``autograder.instructor.classroom.make_submission`` with that one cell replaced) is
 graded by ``tests/assignments/grade_inprocess.py`` (the student's cells exec'd once in one
 namespace, then every check under each seed 0..N-1), in ``--workers`` long-lived worker
 processes (ps5_kernels: a fresh process per notebook, see ``FRESH``). A mutant is KILLED when
@@ -163,7 +163,7 @@ def worker(assignment: str, channel: int) -> int:
     os.dup2(devnull, 1)  # what the student's cells print must not reach the channel
     import grade_inprocess
 
-    from autograder.classroom import make_submission, solution_sources
+    from autograder.instructor.classroom import make_submission, solution_sources
 
     saved = _snapshot()
     reference = solution_sources(assignment, root=ROOT)
@@ -236,7 +236,7 @@ class Worker:
 
 def score_assignment(assignment: str, *, seeds: list[int], limit: int | None, workers: int,
                      timeout: float, progress=print) -> dict:
-    from autograder.classroom import solution_sources
+    from autograder.instructor.classroom import solution_sources
 
     start = time.monotonic()
     reference = solution_sources(assignment, root=ROOT)

@@ -23,8 +23,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "assignments")]
 
 import jax
 
-from autograder.classroom import make_submission, mutants_module, solution_sources
 from autograder.inprocess import load, run_check
+from autograder.instructor.classroom import make_submission, mutants_module, solution_sources
 
 
 def notebooks(name: str) -> dict[str, dict[str, str]]:

@@ -21,8 +21,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "assignments")]
 
 from grade_inprocess import run_cells
 
-from autograder.classroom import make_submission, solution_sources
 from autograder.inprocess import load, run_check
+from autograder.instructor.classroom import make_submission, solution_sources
 
 
 def alternatives(assignment: str) -> dict:

@@ -1,5 +1,5 @@
 """How long the student's process takes to compile small programs with XLA's defaults and with
-the grader's fast-compiling flags (autograder.runner.FAST_COMPILE_FLAGS).
+the grader's fast-compiling flags (autograder.worker.runner.FAST_COMPILE_FLAGS).
 
     python benchmarks/student_compile_flags.py [--rounds 2] [--sizes 24]
 
@@ -45,7 +45,7 @@ def measure(flags: str, sizes: int) -> dict:
 
 
 def main() -> None:
-    from autograder.runner import FAST_COMPILE_FLAGS
+    from autograder.worker.runner import FAST_COMPILE_FLAGS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2)

@@ -6,7 +6,7 @@ the table of scores: the figures an issue note quotes.
 The class is the reference, the untouched notebook, every mutant of
 ``autograder.assignments.<name>.mutants.MUTANTS`` and, where the module has them, its
 ``GPU_MUTANTS`` (graded as any other: on a machine without a GPU they lose nothing) and
-``ALTERNATIVES`` (or ps1's ``CORRECT``), each built with ``autograder.classroom``; it is graded by
+``ALTERNATIVES`` (or ps1's ``CORRECT``), each built with ``autograder.instructor.classroom``; it is graded by
 ``python -m autograder grade`` exactly as an instructor runs it. Prints one Markdown row per
 notebook: name, the task it targets, its score, and the tasks it lost points on.
 """
@@ -26,9 +26,9 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from autograder.classroom import make_submission, mutants_module, solution_sources
-from autograder.grading import load_assignment
-from autograder.release import release_path
+from autograder.grade.grading import load_assignment
+from autograder.instructor.classroom import make_submission, mutants_module, solution_sources
+from autograder.instructor.release import release_path
 
 
 def variants(name: str) -> dict[str, tuple[str, nbformat.NotebookNode]]:

@@ -59,7 +59,7 @@ def snippet_problems(assignment, reproducer, codes: dict[str, str]) -> list[str]
     none for a GPU check, one for every other check, passing the cell policy, named after its
     check, showing the student's result beside a correct one, free of grader code and of
     changes to the JAX configuration. Empty when all is well."""
-    from autograder import policy
+    from autograder.worker import policy
 
     allowed = policy.allowed_imports(assignment)
     problems = []

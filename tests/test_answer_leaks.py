@@ -3,7 +3,7 @@
 The corpus: the book's sources (what the site renders), the built site's HTML when present
 (``_build/html``: ``make test`` builds it first), every module of the course's ``jaxcourse``
 package (the book prints from it, notebooks import it), and every course module the sandbox
-preloads before student code runs (autograder.sandbox and each assignment's probes, with what
+preloads before student code runs (autograder.student.sandbox and each assignment's probes, with what
 they import). Third-party packages (jax, numpy, IPython) are left out: they hold no course answer.
 
 The answers: the code inside the ``BEGIN SOLUTION`` regions of each graded solution cell in
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.release import REGIONS, names, source_notebook
+from autograder.instructor.release import REGIONS, names, source_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "_build" / "html"
@@ -120,7 +120,7 @@ def sandbox_modules() -> list[Path]:
     """The course's own modules a student's process holds: what the fork server preloads."""
     probes = [f"autograder.assignments.{n}.probes" for n in names(root=ROOT)]
     code = ("import importlib, json, sys\n"
-            "import autograder.sandbox\n"
+            "import autograder.student.sandbox\n"
             f"for name in {probes!r}:\n"
             "    importlib.import_module(name)\n"
             "print(json.dumps(sorted({m.__file__ for m in list(sys.modules.values())\n"

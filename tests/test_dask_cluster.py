@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.classroom import demo_class
-from autograder.grading import UsageError, grade
-from autograder.release import names
+from autograder.grade.grading import UsageError, grade
+from autograder.instructor.classroom import demo_class
+from autograder.instructor.release import names
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = names(root=ROOT)
@@ -226,9 +226,9 @@ def test_daemonic_workers_are_refused_with_a_clear_message(tmp_path_factory):
 
 
 def test_no_scheduler_is_a_usage_error(tmp_path, monkeypatch):
-    import autograder.cluster
+    import autograder.grade.cluster
 
-    monkeypatch.setattr(autograder.cluster, "CONNECT_TIMEOUT", "2s")  # nothing listens on port 9
+    monkeypatch.setattr(autograder.grade.cluster, "CONNECT_TIMEOUT", "2s")  # nothing listens on port 9
     name = ASSIGNMENTS[0]
     submitted = demo_class(name, tmp_path / "submitted", root=ROOT)  # handed in, not graded
     with pytest.raises(UsageError, match="no Dask scheduler"):
@@ -240,8 +240,8 @@ def test_no_scheduler_is_a_usage_error(tmp_path, monkeypatch):
 def test_a_worker_keeps_its_own_python_visible_in_the_sandbox():
     """The main process's Python may live elsewhere than a worker's: each worker keeps its own
     install visible, and hides nothing that contains it."""
-    from autograder.cluster import _for_this_machine
-    from autograder.runner import Config, Limits
+    from autograder.grade.cluster import _for_this_machine
+    from autograder.worker.runner import Config, Limits
 
     mine = Path(sys.prefix).resolve()
     config = Config(package="p", assignment="a", release_cells=[], limits=Limits(), secret=b"s",

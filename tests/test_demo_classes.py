@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.release import names
+from autograder.instructor.release import names
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = names(root=ROOT)

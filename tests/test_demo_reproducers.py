@@ -16,10 +16,10 @@ import nbformat
 import pytest
 from reproducer_kernel import run_after
 
-from autograder import reproduce
-from autograder.classroom import make_submission, solution_sources
-from autograder.demo import assignment_names
-from autograder.grading import load_assignment
+from autograder.grade import reproduce
+from autograder.grade.grading import load_assignment
+from autograder.instructor.classroom import make_submission, solution_sources
+from autograder.instructor.demo import assignment_names
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = assignment_names("autograder.assignments")

@@ -15,9 +15,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from autograder import exports
-from autograder.gradescope import build_bundle, unpack
-from autograder.release import names
+from autograder.instructor import exports
+from autograder.instructor.gradescope import build_bundle, unpack
+from autograder.instructor.release import names
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = names(root=ROOT)
@@ -162,7 +162,7 @@ def test_export_command(demo_out, tmp_path):
 
 def _graded(tmp_path: Path, students: dict[str, float]) -> Path:
     """A graded class as ``grade`` writes it (grades.csv and results JSON), without grading."""
-    from autograder import record
+    from autograder.grade import record
 
     out = tmp_path / "graded"
     (out / "results").mkdir(parents=True)

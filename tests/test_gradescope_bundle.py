@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.gradescope import bundle_files, stage_submission
-from autograder.release import names
+from autograder.instructor.gradescope import bundle_files, stage_submission
+from autograder.instructor.release import names
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = names(root=ROOT)
@@ -22,12 +22,12 @@ def test_the_bundle_carries_one_assignment_and_no_solution(assignment):
     own = f"autograder/assignments/{assignment}/"
     assert {own + m for m in ("checks.py", "probes.py", "reproduce.py")} <= carried
     assert f"assignments/{assignment}/{assignment}.ipynb" in carried
-    assert {"autograder/runner.py", "autograder/sandbox.py", "requirements.txt",
+    assert {"autograder/worker/runner.py", "autograder/student/sandbox.py", "requirements.txt",
             "constraints.txt", "pyproject.toml"} <= carried
     for name in carried:
         assert not name.startswith(("solutions/", "tests/", "book/", ".git")), name
         assert not name.endswith("mutants.py"), name  # wrong solutions, correct alternatives
-        assert name not in ("autograder/classroom.py", "autograder/demo.py")
+        assert name not in ("autograder/instructor/classroom.py", "autograder/instructor/demo.py")
         for other in set(ASSIGNMENTS) - {assignment}:
             assert other not in name, name
 

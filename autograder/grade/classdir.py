@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from autograder import exports, record
+from autograder.grade import record
+from autograder.instructor import exports
 from autograder.limits import UsageError
 from autograder.spec import Assignment
 

@@ -34,8 +34,8 @@ import time
 import zlib
 from pathlib import Path
 
-from autograder import runner, submission
-from autograder.normalise import NotebookError
+from autograder.worker import runner, submission
+from autograder.worker.normalise import NotebookError
 
 # One grading at a time per worker process: the runner's state (fork server, assignment) is
 # per process.
@@ -98,7 +98,7 @@ def run_on_dask(config: runner.Config, jobs: list, address: str, *, gpu_checks: 
     from distributed import Client
     from tqdm import tqdm
 
-    from autograder.grading import UsageError
+    from autograder.grade.grading import UsageError
 
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT)

@@ -17,8 +17,16 @@ from html import escape
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-from autograder.messages import HTML_LANG, check_lang, explain, late_note, status, task_title, text
-from autograder.record import clean_text
+from autograder.grade.messages import (
+    HTML_LANG,
+    check_lang,
+    explain,
+    late_note,
+    status,
+    task_title,
+    text,
+)
+from autograder.grade.record import clean_text
 from autograder.spec import Assignment
 
 MAX_SHOWN = 2_000_000  # characters of the notebook's cells shown on one page
@@ -58,7 +66,7 @@ overflow-wrap:anywhere}
 table{font-size:.9rem}}
 """
 
-_ROLES = ("solution", "student", "provided", "test")  # role.<name> in autograder.messages
+_ROLES = ("solution", "student", "provided", "test")  # role.<name> in autograder.grade.messages
 
 
 def _markdown() -> MarkdownIt:
@@ -114,7 +122,7 @@ def task_lines(assignment: Assignment, by_check: dict) -> list[dict]:
 
 def render(result: dict, assignment: Assignment, detail: dict, *, lang: str = "en") -> str:
     """``result``: the results JSON; ``detail``: the worker's report (cells, notes, per-check);
-    ``lang``: the page's language (autograder.messages), which changes only what it says."""
+    ``lang``: the page's language (autograder.grade.messages), which changes only what it says."""
     lang = check_lang(lang)
     by_check = detail["tests_by_check"]
     reproducers = detail.get("reproducers", {})
@@ -131,7 +139,7 @@ def render(result: dict, assignment: Assignment, detail: dict, *, lang: str = "e
             lang, "feedback.score", score=f"{result['score']:g}",
             max_score=f"{result['max_score']:g}") + "</p>",
     ]
-    if "late_note" in result:  # only where the course has a late policy (autograder.late)
+    if "late_note" in result:  # only where the course has a late policy (autograder.grade.late)
         parts.append("<p class='note' id='late'>" + text(
             lang, "feedback.late", note=_esc(late_note(lang, result["late_note"])),
             raw=f"{result['raw_score']:g}") + "</p>")

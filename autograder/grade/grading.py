@@ -1,6 +1,6 @@
 """``grade()``: a whole class, in parallel, with one writer for every output.
 
-The main process finds the submissions, starts a pool of workers (autograder.runner), collects
+The main process finds the submissions, starts a pool of workers (autograder.worker.runner), collects
 each student's result as it arrives (progress bar on stderr), then writes results JSON, feedback
 HTML, grades.csv and the gradebook, and prints a summary table.
 """
@@ -18,13 +18,20 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import classdir, feedback, late, record, reproduce, summary
+from autograder.grade import classdir, feedback, late, record, reproduce, summary
+from autograder.grade.messages import LANGS
+from autograder.grade.record import clean_text
 from autograder.limits import UsageError
-from autograder.messages import LANGS
-from autograder.normalise import read_release
-from autograder.record import clean_text
-from autograder.runner import Config, Limits, _gpu_not_run, check_name, grade_notebook, init_worker
 from autograder.spec import Assignment
+from autograder.worker.normalise import read_release
+from autograder.worker.runner import (
+    Config,
+    Limits,
+    _gpu_not_run,
+    check_name,
+    grade_notebook,
+    init_worker,
+)
 
 SECRET_FILE = ".autograder_secret"
 
@@ -115,9 +122,9 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
           dask: str | None = None, students: list[str] | None = None,
           lang: str = "en") -> GradeRun:
     """Grade every submission under ``submitted``; ``dask``: a Dask scheduler's address to send
-    the class to instead of the local pool (autograder.cluster); ``students``: grade only these
-    and merge them into the class already in ``out`` (autograder.classdir); ``lang``: the
-    language of the feedback pages and the summary (autograder.messages; grades do not change)."""
+    the class to instead of the local pool (autograder.grade.cluster); ``students``: grade only these
+    and merge them into the class already in ``out`` (autograder.grade.classdir); ``lang``: the
+    language of the feedback pages and the summary (autograder.grade.messages; grades do not change)."""
     started = time.monotonic()
     if lang not in LANGS:
         raise UsageError(f"unknown language {lang!r} (the languages are: {', '.join(LANGS)})")
@@ -144,7 +151,7 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
                                  str(Path(sys.base_prefix).resolve())}))
     gradebook_ready = record.prepare_gradebook(db_url)
     if dask:
-        from autograder.cluster import run_on_dask
+        from autograder.grade.cluster import run_on_dask
 
         details = run_on_dask(config, jobs, dask, progress=progress,
                               gpu_checks=frozenset(c.id for c in spec.checks if c.needs_gpu),
@@ -287,7 +294,7 @@ def summary_table(run: GradeRun) -> str:
                  f"could not be graded): {run.out / 'summary.html'}")
     workers = sorted({w for d in run.details.values() for w in d.get("workers", [])})
     if workers:
-        from autograder.cluster import gpu_summary
+        from autograder.grade.cluster import gpu_summary
 
         where = gpu_summary(run.details)
         lines.append(clean_text(f"graded on Dask workers {', '.join(workers)}"

@@ -1,14 +1,14 @@
 """Every string the feedback pages and the class summary show, in English and in Chinese.
 
-``text(lang, key, **fields)`` is the one way :mod:`autograder.feedback` and
-:mod:`autograder.summary` put words on a page; ``--lang zh`` picks the Chinese catalogue. The
+``text(lang, key, **fields)`` is the one way :mod:`autograder.grade.feedback` and
+:mod:`autograder.grade.summary` put words on a page; ``--lang zh`` picks the Chinese catalogue. The
 English catalogue is the pages as they always were (they stay byte-identical). Only what the
 page says changes with the language: task ids, check names, points, statuses in the results JSON
 and ``grades.csv`` are the same in both, so one class graded twice, once per language, gets the
 same grades.
 
-A check's message is made by the grader (``autograder.runner``, ``autograder.policy``,
-``autograder.normalise``) and stored in the results JSON in English. The Chinese pages translate
+A check's message is made by the grader (``autograder.worker.runner``, ``autograder.worker.policy``,
+``autograder.worker.normalise``) and stored in the results JSON in English. The Chinese pages translate
 the grader's fixed explanations inside it (a time limit, a check with no GPU, a refused cell)
 with :data:`PHRASES`, at render time; what a check says about the student's values (shapes,
 dtypes, the rule at fault) stays as the check wrote it. Task titles come from the assignment's
@@ -152,7 +152,7 @@ CATALOGUES = {"en": EN, "zh": ZH}
 # Chinese. Applied in this order, longest first where one contains another; each English phrase
 # is the exact text the grader writes (tests/autograder/test_lang_zh.py holds them to it).
 PHRASES: tuple[tuple[str, str], ...] = (
-    ("status error: to be regraded, not a wrong answer",  # autograder.runner.TIME_ERROR
+    ("status error: to be regraded, not a wrong answer",  # autograder.worker.runner.TIME_ERROR
      "状态为“出错”:需要重新评分,并非答案错误"),
     (" (the second time, with the longer limit)", "(第二次运行,已放宽时限)"),
     ("the time limit of ", "超过了 "),
@@ -184,7 +184,7 @@ PHRASES: tuple[tuple[str, str], ...] = (
 )
 
 
-# The late notes of autograder.late (the whole note, so "on time" inside a message is left alone).
+# The late notes of autograder.grade.late (the whole note, so "on time" inside a message is left alone).
 LATE_NOTES: tuple[tuple[re.Pattern, str], ...] = (
     (re.compile(r"on time"), "按时提交"),
     (re.compile(r"no timestamp\.txt: graded as on time"), "没有 timestamp.txt:按按时提交评分"),
@@ -216,7 +216,7 @@ def explain(lang: str, message: str) -> str:
 
 
 def late_note(lang: str, note: str) -> str:
-    """autograder.late's note on when the submission came, in ``lang``."""
+    """autograder.grade.late's note on when the submission came, in ``lang``."""
     if lang != "en":
         for pattern, translated in LATE_NOTES:
             if pattern.fullmatch(note):
@@ -232,10 +232,10 @@ def check_lang(lang: str) -> str:
 
 @functools.cache
 def _translations(assignment: str) -> dict:
-    from autograder.release import translations  # release reads the same file
+    from autograder.instructor.release import translations  # release reads the same file
 
     try:
-        return translations(assignment, root=Path(__file__).resolve().parent.parent)
+        return translations(assignment, root=Path(__file__).resolve().parents[2])
     except FileNotFoundError:
         return {}
 

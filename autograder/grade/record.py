@@ -17,8 +17,8 @@ import types
 import warnings
 from pathlib import Path
 
-from autograder.normalise import nbgrader_meta
 from autograder.spec import Assignment
+from autograder.worker.normalise import nbgrader_meta
 
 CSV_FIELDS = ("student_id", "assignment", "score", "max_score", "status", "message")
 LATE_FIELDS = ("raw_score", "late_days", "late_penalty")

@@ -14,7 +14,7 @@ in a fresh kernel after the student's cells:
   the end once the reference rule replaces the student's.
 
 The source passes the assignment's cell policy; it applies JAX's own transformations, which the
-assignment bans from every student cell (autograder.banned), so a snippet left in a handed-in
+assignment bans from every student cell (autograder.worker.banned), so a snippet left in a handed-in
 notebook is not run there (a note says so) and costs nothing. Reproducers depend on the check id only, so they are computed once per run and the
 feedback of a re-graded file stays byte-identical.
 """

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections import Counter
 from html import escape
 
-from autograder.feedback import CSS, task_lines
-from autograder.messages import HTML_LANG, check_lang, explain, task_title, text
-from autograder.record import clean_text
+from autograder.grade.feedback import CSS, task_lines
+from autograder.grade.messages import HTML_LANG, check_lang, explain, task_title, text
+from autograder.grade.record import clean_text
 from autograder.spec import Assignment
 
 MOST_FAILED = 12  # checks listed in "failed most often"
@@ -49,7 +49,7 @@ def _chart(counts: list[tuple[str, int]], students: int, title: str, lang: str =
 def render(assignment: Assignment, results: list[dict], rows: list[dict], *,
            lang: str = "en") -> str:
     """``results``: each student's results JSON plus ``tests_by_check``; ``rows``: grades.csv's;
-    ``lang``: the page's language (autograder.messages)."""
+    ``lang``: the page's language (autograder.grade.messages)."""
     lang = check_lang(lang)
     graded = [r for r, row in zip(results, rows) if row["status"] != "error"]
     scores = sorted(r["score"] for r in graded)
@@ -129,14 +129,14 @@ def render(assignment: Assignment, results: list[dict], rows: list[dict], *,
     return "\n".join(parts)
 
 
-# How a failed check's message shows why (autograder.runner.TIME_ERROR, autograder.policy).
+# How a failed check's message shows why (autograder.worker.runner.TIME_ERROR, autograder.worker.policy).
 _TIMED_OUT = "to be regraded"
 _REFUSED = ("was not run", "refused by the cell policy")
 _KINDS = {"unattempted": ("Tasks not attempted (the stub still raises NotImplementedError)",
                           "task"),
           "timed_out": ("Checks that ran out of time (to be regraded)", ""),
           "refused": ("Checks whose cell the cell policy refused", "")}
-# Each kind's heading in autograder.messages (its English entry is the title above).
+# Each kind's heading in autograder.grade.messages (its English entry is the title above).
 _KIND_KEYS = {"unattempted": "summary.unattempted", "timed_out": "summary.timed_out",
               "refused": "summary.refused"}
 

@@ -13,7 +13,7 @@ from types import ModuleType
 
 import nbformat
 
-from autograder.release import REGIONS, release_path, source_notebook
+from autograder.instructor.release import REGIONS, release_path, source_notebook
 
 BROKEN = '{"cells": [{"cell_type": "code", "source": "1 +'  # a notebook cut off mid-write
 

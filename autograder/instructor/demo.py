@@ -7,7 +7,7 @@ import pkgutil
 from collections.abc import Callable
 from pathlib import Path
 
-from autograder.grading import UsageError, grade
+from autograder.grade.grading import UsageError, grade
 
 
 def assignment_names(package: str) -> list[str]:
@@ -19,10 +19,10 @@ def demo(*, root: Path, out: Path, assignments: list[str] | None = None,
          package: str = "autograder.assignments", workers: int | None = None,
          make_class: Callable[..., Path] | None = None, lang: str = "en") -> list:
     """``make_class(assignment, dest, *, root) -> SUBMITTED dir``; default
-    autograder.classroom.demo_class; ``lang``: the language of the pages (autograder.grading)."""
+    autograder.instructor.classroom.demo_class; ``lang``: the language of the pages (autograder.grade.grading)."""
     if make_class is None:
         try:
-            from autograder.classroom import demo_class as make_class
+            from autograder.instructor.classroom import demo_class as make_class
         except ImportError as err:
             raise UsageError(f"demo classes are not available in this checkout ({err})") from None
     runs = []

@@ -2,7 +2,7 @@
 
 Both are built from what ``grade`` wrote (``OUT/results/<student>.json`` and ``OUT/grades.csv``),
 so an export never re-runs anything. nbgrader's own gradebook is written by ``grade`` itself
-(autograder.record), with one score per autograded cell, so ``nbgrader export`` and the
+(autograder.grade.record), with one score per autograded cell, so ``nbgrader export`` and the
 formgrader work on it directly.
 
 Gradescope (its "Autograder Specifications"): ``results.json`` has a top-level ``score``,
@@ -25,7 +25,7 @@ import io
 import json
 from pathlib import Path
 
-from autograder.record import csv_field, csv_field_read, safe_filename
+from autograder.grade.record import csv_field, csv_field_read, safe_filename
 
 GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
 CANVAS_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]

@@ -5,7 +5,7 @@ the image, then ``run_autograder`` for each submission, which must leave
 ``/autograder/results/results.json``. Ours grades the one submitted notebook with the same
 ``grade`` command as a local class (same sandbox, same checks, the course's secret from the
 bundle, so a re-run gives the same grade) and converts its results with
-``autograder.exports.write_gradescope``.
+``autograder.instructor.exports.write_gradescope``.
 
 The bundle carries what grading that one assignment needs (``bundle_files``): the engine, that
 assignment's checks, probes and reproducers, the course's package its checks import, its release
@@ -47,7 +47,7 @@ work="$(mktemp -d)"
 cd "$source"
 "$python" -c 'import sys
 from pathlib import Path
-from autograder.gradescope import stage_submission
+from autograder.instructor.gradescope import stage_submission
 stage_submission(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3])' \
   "$root/submission" "$work/submitted/$student/{assignment}" "{notebook}"
 "$python" -m autograder grade {assignment} "$work/submitted" --out "$work/out" \\
@@ -59,7 +59,7 @@ stage_submission(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3])' \
 # What grading needs besides the assignment's own folder: the engine, the course's package
 # (checks and probes import it), the pins. Not the modules that build demo classes.
 _CARRIED = ("autograder", "jaxcourse", "pyproject.toml", "requirements.txt", "constraints.txt")
-_LEFT_OUT = ("autograder/classroom.py", "autograder/demo.py", "autograder/assignments/edits.py")
+_LEFT_OUT = ("autograder/instructor/classroom.py", "autograder/instructor/demo.py", "autograder/assignments/edits.py")
 # Folders Jupyter, macOS archives and editors leave beside a notebook.
 _IGNORED_FOLDERS = ("__MACOSX", "__pycache__")
 
@@ -107,7 +107,7 @@ def bundle_files(assignment: str, root: Path) -> list[tuple[Path, str]]:
 
 def build_bundle(*, assignment: str, root: Path, dest: Path) -> Path:
     """Write ``dest`` (a .zip) holding setup.sh, run_autograder and the course's source."""
-    from autograder.grading import course_secret, load_assignment
+    from autograder.grade.grading import course_secret, load_assignment
 
     root, dest = Path(root), Path(dest)
     spec = load_assignment(assignment, "autograder.assignments")  # UsageError for a wrong name

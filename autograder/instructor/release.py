@@ -225,7 +225,7 @@ def points_changed(name: str, *, root: Path, db_url: str) -> list[str]:
     when the gradebook holds submissions of ``name`` (nothing to regrade otherwise)."""
     if db_url.startswith("sqlite:///") and not Path(db_url[len("sqlite:///"):]).is_file():
         return []  # Gradebook() would create it
-    from autograder.record import _gradebook_api
+    from autograder.grade.record import _gradebook_api
 
     Gradebook, MissingEntry = _gradebook_api()
     points = {meta["grade_id"]: float(meta.get("points", 0))

@@ -1,6 +1,6 @@
 """The cell policy's runtime half: the guards that approved student code calls as it runs.
 
-The grader (autograder.policy) checks each student cell before it runs and rewrites what it
+The grader (autograder.worker.policy) checks each student cell before it runs and rewrites what it
 cannot decide statically into calls of these guards: every attribute read goes through
 ``_getattr_``, every subscript read through ``_getitem_``, every attribute or item write through
 ``_write_``, every import through ``_import_``/``_import_from_``, and ``getattr``/``setattr``/

@@ -9,7 +9,7 @@ Nothing here unpickles anything.
 
 The MAC keeps out bytes that the notebook's code writes to a descriptor it guessed; it is not
 what the grader's trust rests on. The key is in the student's process (its harness must sign),
-so code that reaches the process's heap could sign anything; the tripwire (autograder.guard)
+so code that reaches the process's heap could sign anything; the tripwire (autograder.student.guard)
 ends any process whose notebook code walks the heap, and the grader treats every authenticated
 frame as hostile data all the same: a frame is at most ``MAX_FRAME`` bytes, and anything
 ``decode`` cannot read as plain data is a :class:`ChannelError`, never another exception.
@@ -44,7 +44,7 @@ _PLAIN_KINDS = set("biufc")
 
 
 # The channel's own encoder and decoder, not json's shared default instances: the guard
-# (autograder.guard) compares their attributes before every reply.
+# (autograder.student.guard) compares their attributes before every reply.
 ENCODER = json.JSONEncoder()
 DECODER = json.JSONDecoder()
 

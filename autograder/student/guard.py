@@ -50,8 +50,8 @@ _MODULES = (
     "numpy", "numpy.testing", "numpy.linalg", "ml_dtypes",
     "builtins", "os", "posix", "sys", "io", "json", "struct", "hmac", "hashlib", "signal",
     "traceback", "threading", "_thread", "gc", "select", "socket", "pickle",
-    "IPython.core.interactiveshell", "autograder.plain", "autograder.channel", "autograder.guard",
-    "autograder.sandbox", "autograder.probe_helpers",
+    "IPython.core.interactiveshell", "autograder.student.plain", "autograder.student.channel",
+    "autograder.student.guard", "autograder.student.sandbox", "autograder.student.probe_helpers",
 )
 # Every class these packages define (in modules loaded when the guard is made) is snapshotted:
 # class attributes can be rebound without any audit event.
@@ -118,7 +118,7 @@ def _make_restore(own: frozenset, extra_modules: tuple[str, ...]) -> Callable[[]
     modules_live, modules_snap = sys.modules, dict(sys.modules)
     trusted = {m for m in _MODULES if m.startswith("autograder")} | set(extra_modules)
     functions = _trusted_functions(dicts, classes, frozenset(trusted))
-    from autograder import channel
+    from autograder.student import channel
 
     for label, obj in (("channel encoder", channel.ENCODER), ("channel decoder", channel.DECODER)):
         dicts.append((label, vars(obj), dict(vars(obj)), frozenset()))

@@ -1,9 +1,9 @@
 """What every assignment's probes share: code that runs in the student's process.
 
 Imported by the probes, so by the sandbox's fork server before any notebook is seen, and guarded
-like them: :mod:`autograder.guard` lists this module, so rebinding one of its names, or
+like them: :mod:`autograder.student.guard` lists this module, so rebinding one of its names, or
 rewriting one of its functions in place, fails the checks. Nothing here compares anything: the
-probes return plain data and the grader judges it (:mod:`autograder.judge`).
+probes return plain data and the grader judges it (:mod:`autograder.worker.judge`).
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def each_case(probe: Callable[[dict, dict], Any]) -> Callable[[dict, dict], Any]
     """``probe`` run on every case of a check's case matrix: for inputs ``{"cases": [...], ...}``
     the result is ``{"cases": [one result per case, in order]}``; inputs without ``"cases"`` (one
     case, as a reproducer asks) go to ``probe`` as they are. The grader's side is
-    :func:`autograder.judge.expect_each` and :func:`autograder.judge.judge_each`.
+    :func:`autograder.worker.judge.expect_each` and :func:`autograder.worker.judge.judge_each`.
 
     The wrapper keeps the probe's name and module (``functools.wraps``), so the guard fingerprints
     it with the probes of the assignment it is bound in."""

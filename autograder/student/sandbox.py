@@ -5,7 +5,7 @@ NumPy, JAX without initialising a backend, and IPython), so starting a student's
 not a fresh interpreter. ``child_main`` is the entry point of each forked child, the *keeper*:
 
 1. the keeper starts a new session, joins the submission's cgroup (made by the grader, see
-   autograder.runner), wipes the command line and environment the fork server was started with
+   autograder.worker.runner), wipes the command line and environment the fork server was started with
    from its own memory, and, where the kernel allows, unshares mount, network, IPC, UTS and PID
    namespaces; it hides the course's files behind empty tmpfs mounts, gives the student fresh
    tmpfs ``/tmp``, ``/var``, ``/run`` and ``/dev/shm``, and a scratch directory holding only a
@@ -16,17 +16,17 @@ not a fresh interpreter. ``child_main`` is the entry point of each forked child,
    process and exits. The student's process sets resource limits, drops to the submission's own
    uid, clears the environment and runs the harness;
 3. the harness runs the notebook's cells in an IPython shell with the tripwire armed
-   (autograder.guard), restores whatever the cells patched, and then, per request, checks that
+   (autograder.student.guard), restores whatever the cells patched, and then, per request, checks that
    nothing of the notebook's is left running on its own (threads, hooks, signal handlers),
    resets JAX's configuration to the grader's, runs one probe and sends back plain data only.
 
 Threat model. Everything in the student's process is assumed reachable by the notebook's code:
-the harness only *reports*; the grader (autograder.runner) treats every frame as hostile data,
+the harness only *reports*; the grader (autograder.worker.runner) treats every frame as hostile data,
 judges every value itself, and fails a check on any reported change, any tripwire exit, any
 frame out of protocol. Detection in the process is best effort by construction: code that can
 rewrite memory without any audit event (a C extension of its own, a syscall the seccomp filter
 lets through) could forge a probe's answer. The cell policy (RestrictedPython, seccomp; see
-autograder.policy) is what keeps the notebook's code from getting there; these walls are built
+autograder.worker.policy) is what keeps the notebook's code from getting there; these walls are built
 to hold without it for everything but forging its own answers: no other submission, no later
 check, no grader file, key or environment, and no process outlives the submission.
 """
@@ -66,10 +66,10 @@ except ImportError:  # a jaxlib without it
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
-from autograder import cellguard, syscalls
-from autograder.channel import Channel
-from autograder.guard import Guard, install_tripwire, make_quiet_check
-from autograder.plain import to_plain
+from autograder.student import cellguard, syscalls
+from autograder.student.channel import Channel
+from autograder.student.guard import Guard, install_tripwire, make_quiet_check
+from autograder.student.plain import to_plain
 
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
 CLONE_NEWIPC, CLONE_NEWUTS = 0x08000000, 0x04000000
@@ -79,7 +79,7 @@ PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 SCRATCH = "/tmp/submission"
 # Exit statuses of the namespace's parent: 0-99 is the student's own exit status (capped),
 # SIGNAL_BASE + n means the student's process died of signal n, TRIPWIRE_BASE + k that the
-# tripwire ended it (autograder.guard.TRIPWIRE_KINDS[k]).
+# tripwire ended it (autograder.student.guard.TRIPWIRE_KINDS[k]).
 SIGNAL_BASE = 100
 TRIPWIRE_BASE = 200
 # JAX options the checks rely on: reset to the grader's values before every probe, then read

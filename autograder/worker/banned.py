@@ -3,7 +3,7 @@
 A JVP rule that returns ``jax.jvp`` of the ``jax.numpy`` equivalent, a transpose rule built on
 ``jax.linear_transpose``, a batching rule that calls ``jax.vmap``: each passes every check and
 teaches nothing. :attr:`autograder.spec.Task.banned` names, per task, the dotted JAX names that do
-the task's work; :func:`refusals` finds them in a cell's text, and autograder.policy refuses the
+the task's work; :func:`refusals` finds them in a cell's text, and autograder.worker.policy refuses the
 cell (it is not run, the feedback names the line and the call).
 
 What counts as a use, decided from the text alone (the cell policy has already made every

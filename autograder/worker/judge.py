@@ -114,7 +114,7 @@ def equal(expected: Any, outcome: Outcome) -> Verdict:
 
 # A check's case matrix: its inputs hold ``{"cases": [...]}``, one case per input class (drawn
 # at random within its class), every class on every grading. The probe runs on each case
-# (autograder.probe_helpers.each_case); these two give the expectation of each and judge each.
+# (autograder.student.probe_helpers.each_case); these two give the expectation of each and judge each.
 def expect_each(expect_one: Callable[[dict], Any],
                 class_of: Callable[[dict], str] = lambda case: case["case"]) -> Callable:
     """The expectation of every case, with the name of its input class (``class_of``, by

@@ -30,7 +30,7 @@ class Cell:
     grade_id: str | None = None
     run: bool = False
     note: str = ""
-    code: str = ""  # what the sandbox runs when not the source itself (autograder.policy)
+    code: str = ""  # what the sandbox runs when not the source itself (autograder.worker.policy)
 
 
 @dataclass(frozen=True)

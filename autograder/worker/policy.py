@@ -1,11 +1,11 @@
 """Second stage: the cell policy, decided in the grader before any student cell runs.
 
 Every student cell (the notebook's solution cells and any code cell the student added; the
-provided cells restored by autograder.normalise stay trusted) is parsed and walked by
+provided cells restored by autograder.worker.normalise stay trusted) is parsed and walked by
 :class:`CellPolicy`, a RestrictedPython ``RestrictingNodeTransformer``. A cell that breaks a rule
 is refused: it is not run, so the tasks it defines earn nothing, and the feedback names the line
 and the rule. An approved cell is rewritten so that what cannot be decided from the text is
-decided when it runs, by the guards in autograder.cellguard (attribute reads, subscripts,
+decided when it runs, by the guards in autograder.student.cellguard (attribute reads, subscripts,
 writes, imports); the sandbox runs the rewritten code, the feedback shows what the student wrote.
 
 The rules (``Assignment.extra["allowed_imports"]`` adds modules for one assignment); what is not
@@ -45,8 +45,7 @@ from typing import Any
 
 from RestrictedPython.transformer import RestrictingNodeTransformer
 
-from autograder import banned
-from autograder.cellguard import (
+from autograder.student.cellguard import (
     ALLOWED_CLASS_DUNDERS,
     ALLOWED_CLASS_DUNDERS_TEXT,
     BASE_IMPORTS,
@@ -57,7 +56,8 @@ from autograder.cellguard import (
     module_allowed,
     name_refusal,
 )
-from autograder.normalise import Notebook
+from autograder.worker import banned
+from autograder.worker.normalise import Notebook
 
 FORBIDDEN_NAMES = frozenset(DENIED_BUILTINS) | {"get_ipython", "__builtins__"}
 ATTRIBUTE_BUILTINS = {"getattr": "_getattr_", "hasattr": "_hasattr_", "setattr": "_setattr_",
@@ -397,7 +397,7 @@ def apply(notebook: Notebook, assignment: Any) -> Notebook:
     """The notebook with every student code cell checked: refused cells are not run and say
     why; approved ones run their rewritten form.
 
-    A cell that uses a call a task bans (``Task.banned``, autograder.banned) is refused too,
+    A cell that uses a call a task bans (``Task.banned``, autograder.worker.banned) is refused too,
     whichever student cell it is: a helper in an added cell or in another task's cell could
     otherwise hand the rule to JAX. Refusing an added cell costs nothing unless a rule uses what
     it defines; a reproducer kept in the notebook (it calls jax.jvp, ...) is only not run."""

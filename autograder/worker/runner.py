@@ -1,7 +1,7 @@
 """Grader side of one submission: drive sandboxed children, compute expectations, judge.
 
-Runs in a worker process of the pool (autograder.grading). Each worker owns a fork server that
-has imported autograder.sandbox and the assignment's probes; a child is forked per (submission,
+Runs in a worker process of the pool (autograder.grade.grading). Each worker owns a fork server that
+has imported autograder.student.sandbox and the assignment's probes; a child is forked per (submission,
 JAX config) group of checks. Expectations are computed here with real JAX while the child runs
 the cells; comparison happens here. A child that hangs, crashes or exits fails only the checks it
 had not answered; a fresh child (cells re-run) takes the remaining ones, within a bounded number
@@ -15,7 +15,7 @@ stopped twice, its remaining checks are ``error`` without running, and a later f
 another rule is not retried (the loop is the notebook's, not the machine's); time-outs do not use
 up the restarts a crashing notebook is allowed, so no other rule is charged for one.
 
-Every frame from the child is hostile data (see autograder.sandbox for the threat model): each
+Every frame from the child is hostile data (see autograder.student.sandbox for the threat model): each
 is checked against the protocol (which message may come when, the type and size of every field)
 and any deviation fails the submission's remaining checks; nothing a frame says sets the row's
 status or message, and every string from it is stripped of control characters and capped. Any
@@ -54,13 +54,14 @@ from typing import Any
 
 import numpy as np
 
-from autograder import policy, sandbox, submission
-from autograder.channel import Channel, ChannelError
-from autograder.guard import TRIPWIRE_KINDS
+from autograder.grade.record import clean_text
 from autograder.limits import Limits
-from autograder.normalise import Notebook, NotebookError, normalise
-from autograder.record import clean_text
 from autograder.spec import Assignment, Check, Outcome, Verdict
+from autograder.student import sandbox
+from autograder.student.channel import Channel, ChannelError
+from autograder.student.guard import TRIPWIRE_KINDS
+from autograder.worker import policy, submission
+from autograder.worker.normalise import Notebook, NotebookError, normalise
 
 
 @dataclass
@@ -150,7 +151,7 @@ def fast_compile_flags() -> tuple[str, ...]:
 
 
 def student_env(has_gpu: bool) -> dict[str, str]:
-    """What the student's process adds to its emptied environment (autograder.sandbox)."""
+    """What the student's process adds to its emptied environment (autograder.student.sandbox)."""
     env = dict(GPU_ENV)
     if not has_gpu and fast_compile_flags():
         env["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), *fast_compile_flags()]).strip()
@@ -168,10 +169,10 @@ def init_worker(config: Config, slots: Any) -> None:
     # preparation); the worker needs nothing from it.
     sys.modules["__main__"] = types.ModuleType("__main__")
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["autograder.sandbox", probes_name])
+    ctx.set_forkserver_preload(["autograder.student.sandbox", probes_name])
     # Start the fork server now: its imports overlap with this worker's JAX start-up below. It
     # starts with an empty environment (but JAX's settings); its argv and what remains are wiped
-    # from each child's memory (autograder.sandbox).
+    # from each child's memory (autograder.student.sandbox).
     saved = dict(os.environ)
     try:
         os.environ.clear()

@@ -15,7 +15,7 @@ import os
 import stat
 from pathlib import Path
 
-from autograder.normalise import MAX_NOTEBOOK_BYTES, NotebookError
+from autograder.worker.normalise import MAX_NOTEBOOK_BYTES, NotebookError
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),

@@ -4,7 +4,7 @@
     python tests/assignments/ps2_variants.py write DEST           # SUBMITTED tree of every variant
 
 A variant is a notebook a student could hand in, built from the released notebook by
-autograder.classroom: ``reference`` (every solution cell filled with the reference),
+autograder.instructor.classroom: ``reference`` (every solution cell filled with the reference),
 ``untouched`` (the released notebook itself), a name from ``mutants.MUTANTS`` (the reference with
 that mutant's cells) or from ``ps2_alternatives.ALTERNATIVES`` (a correct solution written another
 way). Grading is the real command's job (``python -m autograder grade``); this module only runs
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ps2_alternatives import ALTERNATIVES
 
 from autograder.assignments.ps2_autodidax import mutants
-from autograder.classroom import make_submission, solution_sources
+from autograder.instructor.classroom import make_submission, solution_sources
 
 NAME = "ps2_autodidax"
 ROOT = Path(__file__).resolve().parents[2]

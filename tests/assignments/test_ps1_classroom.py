@@ -8,8 +8,8 @@ import nbformat
 import pytest
 from grade_inprocess import ROOT
 
-from autograder.classroom import demo_class, make_submission, solution_sources
-from autograder.release import release_path
+from autograder.instructor.classroom import demo_class, make_submission, solution_sources
+from autograder.instructor.release import release_path
 
 NAME = "ps1_primitives"
 

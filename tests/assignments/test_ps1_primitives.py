@@ -23,11 +23,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import release
+from autograder.instructor import release
 from autograder.assignments import contract
 from autograder.assignments.ps1_primitives.checks import ASSIGNMENT
 from autograder.assignments.ps1_primitives.mutants import CORRECT, MUTANTS, PARTIAL, TASK
-from autograder.classroom import make_submission, solution_sources
+from autograder.instructor.classroom import make_submission, solution_sources
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "ps1_primitives"
@@ -82,7 +82,7 @@ def _cheat_cells(name: str) -> dict[str, str]:
 
 # Wrong solutions graded by the real command too, to hold the in-process grading to it. The
 # wrong lowering makes every jitted run of the JVP, transpose and batching checks wrong: they
-# pass only through the check's retry, the eager run (autograder.runner's second request).
+# pass only through the check's retry, the eager run (autograder.worker.runner's second request).
 WHOLE = ("jvp_drops_w_term", "batch_assumes_axis0", "lowering_contracts_first_axis")
 
 

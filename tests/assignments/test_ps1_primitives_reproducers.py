@@ -18,11 +18,13 @@ import pytest
 from grade_inprocess import ROOT, grade, write
 from reproducer_kernel import run_after
 
-from autograder import policy, reproduce
+from autograder.grade import reproduce
+
+from autograder.worker import policy
 from autograder.assignments.ps1_primitives import reproduce as ps1_reproduce
 from autograder.assignments.ps1_primitives.checks import ASSIGNMENT
 from autograder.assignments.ps1_primitives.mutants import DEMO, MUTANTS, TASK
-from autograder.classroom import (
+from autograder.instructor.classroom import (
     demo_submissions,
     make_submission,
     mutant_submission,

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import FLOAT_DTYPES, batched_shape, shapes
 
-from autograder.classroom import make_submission, solution_sources
+from autograder.instructor.classroom import make_submission, solution_sources
 
 NAME = "ps1_primitives"
 

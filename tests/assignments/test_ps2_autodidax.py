@@ -12,7 +12,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import release
+from autograder.instructor import release
 from autograder.assignments.ps2_autodidax import checks, mutants
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -24,7 +24,7 @@ import pytest
 from grade_inprocess import ROOT, run_cells
 from reproducer_kernel import passed_after, raised_after, snippet_problems
 
-from autograder import classroom
+from autograder.instructor import classroom
 from autograder.assignments.ps2_autodidax import checks, mutants, reproduce
 from autograder.inprocess import load, run_check
 from jaxcourse.autodidax.batching import vmap_rules

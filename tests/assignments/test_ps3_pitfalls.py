@@ -18,7 +18,7 @@ import pytest
 
 from autograder.assignments.ps3_pitfalls.checks import ASSIGNMENT
 from autograder.assignments.ps3_pitfalls.mutants import DEMO
-from autograder.release import release_path
+from autograder.instructor.release import release_path
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "ps3_pitfalls"

@@ -30,7 +30,9 @@ import pytest
 from grade_inprocess import ROOT, write
 from reproducer_kernel import raised_after, run_after
 
-from autograder import classroom, policy
+from autograder.instructor import classroom
+
+from autograder.worker import policy
 from autograder.assignments.ps3_pitfalls import checks, mutants, reproduce
 
 pytestmark = pytest.mark.timeout(1800)

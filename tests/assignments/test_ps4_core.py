@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
-from autograder import release
+from autograder.instructor import release
 from autograder.assignments.ps4_core import checks, mutants
 
 ROOT = Path(__file__).resolve().parents[2]

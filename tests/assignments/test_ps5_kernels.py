@@ -13,7 +13,7 @@ import jax
 import nbformat
 import pytest
 
-from autograder import release
+from autograder.instructor import release
 from autograder.assignments.ps5_kernels import checks, mutants
 
 ROOT = Path(__file__).resolve().parents[2]

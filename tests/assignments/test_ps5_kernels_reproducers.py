@@ -19,7 +19,7 @@ import pytest
 from grade_inprocess import ROOT, grade_notebooks, write
 from reproducer_kernel import passed_after, raised_after, snippet_problems
 
-from autograder import classroom
+from autograder.instructor import classroom
 from autograder.assignments.ps5_kernels import checks, mutants, reproduce
 
 pytestmark = pytest.mark.timeout(1800)

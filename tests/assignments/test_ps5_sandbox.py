@@ -26,7 +26,7 @@ import nbformat
 import pytest
 
 from autograder.assignments.ps5_kernels import checks, mutants
-from autograder.classroom import make_submission, solution_sources
+from autograder.instructor.classroom import make_submission, solution_sources
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "ps5_kernels"

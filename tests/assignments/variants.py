@@ -4,7 +4,7 @@ per-check verdicts as JSON.
     python tests/assignments/variants.py [--assignment NAME] [--seed N] VARIANT...
 
 A variant is a notebook a student could hand in, built from the released notebook
-(assignments/<NAME>) by autograder.classroom: ``reference`` (every solution cell filled
+(assignments/<NAME>) by autograder.instructor.classroom: ``reference`` (every solution cell filled
 with the reference), ``untouched`` (the released notebook itself), ``alt:NAME`` (the reference
 with the cells of ``mutants.ALTERNATIVES[NAME]``) or a name from ``mutants.MUTANTS`` (the
 reference with that mutant's cells). The student's cells run with ``exec`` in a fresh namespace
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import jax
 
-from autograder.classroom import (
+from autograder.instructor.classroom import (
     make_submission,
     mutant_submission,
     mutants_module,

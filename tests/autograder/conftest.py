@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from engine_helpers import FIXTURES  # noqa: F401  (puts tests/fixtures on sys.path)
 
-from autograder import runner
+from autograder.worker import runner
 
 # Test sessions that check what their own grading runs leave behind take their uids from a range
 # no other session on the machine holds: one flock per range, held for the session. The ranges

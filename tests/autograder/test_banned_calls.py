@@ -1,4 +1,4 @@
-"""Banned calls (autograder.banned): a rule that hands its work to JAX's own transformation of
+"""Banned calls (autograder.worker.banned): a rule that hands its work to JAX's own transformation of
 the jax.numpy equivalent is refused before it runs, its task earns nothing and the feedback
 names the refused call; every reference solution, correct alternative and realistic wrong
 solution is left alone, and each task's text names the calls it bans.
@@ -17,11 +17,11 @@ import nbformat
 import pytest
 from test_policy import _reference_cells, _tables
 
-from autograder import banned
-from autograder.classroom import make_submission, solution_sources
-from autograder.normalise import normalise, read_release
-from autograder.policy import allowed_imports, apply, check_source, refusal_of_task
-from autograder.release import release_path
+from autograder.instructor.classroom import make_submission, solution_sources
+from autograder.instructor.release import release_path
+from autograder.worker import banned
+from autograder.worker.normalise import normalise, read_release
+from autograder.worker.policy import allowed_imports, apply, check_source, refusal_of_task
 
 ROOT = Path(__file__).resolve().parents[2]
 

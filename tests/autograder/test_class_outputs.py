@@ -19,7 +19,8 @@ import pytest
 from engine_helpers import TOY_ROOT
 from toy_notebooks import FULL, submission
 
-from autograder import exports, feedback, grading, record
+from autograder.grade import feedback, grading, record
+from autograder.instructor import exports
 from autograder.limits import Limits
 
 HONEST = {"alice": submission(FULL), "bob": submission({"impl": True}), "carol": submission()}

@@ -22,7 +22,7 @@ for args in (["--help"], ["export", "--help"], ["release", "--help"], ["grade", 
         cli.main(args)
     except SystemExit:
         pass
-heavy = sorted(m for m in ("jax", "jaxlib", "IPython", "autograder.runner", "autograder.sandbox")
+heavy = sorted(m for m in ("jax", "jaxlib", "IPython", "autograder.worker.runner", "autograder.student.sandbox")
                if m in sys.modules)
 print("HEAVY", heavy)
 """

@@ -5,7 +5,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from autograder.channel import Channel, ChannelError, decode, encode
+from autograder.student.channel import Channel, ChannelError, decode, encode
 
 
 def pair(secret=b"s" * 32):

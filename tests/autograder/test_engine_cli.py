@@ -11,7 +11,7 @@ import hostile
 from engine_helpers import FIXTURES, REPO, TOY_ROOT, grade_command, read_grades
 
 from autograder.cli import parser
-from autograder.demo import demo
+from autograder.instructor.demo import demo
 
 
 def run_cli(*args):

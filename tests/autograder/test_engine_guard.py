@@ -3,7 +3,7 @@ import numpy as np
 from jax.extend.core import Primitive
 from jax.interpreters import ad
 
-from autograder.guard import Guard
+from autograder.student.guard import Guard
 
 
 def test_patched_functions_are_restored_and_reported():

@@ -18,8 +18,8 @@ import hostile
 import pytest
 from engine_helpers import REPO, grade_args, grade_env, read_grades, read_result
 
-from autograder.record import _gradebook_api
-from autograder.runner import student_env
+from autograder.grade.record import _gradebook_api
+from autograder.worker.runner import student_env
 
 SECRET_ENV = "GRADER_ONLY_TOKEN"
 SECRET_VALUE = "tok-7f3a9c-grader-env"
@@ -165,7 +165,7 @@ def test_tampering_fails_the_checks_it_reached(graded):
     assert "TAMPERING" in text and "numpy.allclose" in text
     text = (out / "feedback" / "patch_jax.html").read_text()
     assert "jax.grad" in text and "sys.modules" in text
-    for student, what in (("wall_replace_guard", "autograder.guard.Guard.restore"),
+    for student, what in (("wall_replace_guard", "autograder.student.guard.Guard.restore"),
                           ("wall_background_thread", "thread"),
                           ("wall_thread_bomb", "thread"),
                           ("wall_thread_settrace", "threading._trace_hook"),
@@ -201,7 +201,7 @@ def test_nothing_leaks_from_the_grader(graded, toy_assignment):
     leaks = (graded["out"] / "feedback" / "wall_leaks.html").read_text()
     assert "ARGV [&#x27;python&#x27;] [&#x27;python&#x27;]" in leaks
     assert "MP-CONFIG {}" in leaks
-    # The student's process gets XLA's fast-compiling flags (autograder.runner.student_env).
+    # The student's process gets XLA's fast-compiling flags (autograder.worker.runner.student_env).
     for flag in student_env(has_gpu=False).get("XLA_FLAGS", "").split():
         assert flag in leaks
     # Hidden directories are absent or empty from inside the sandbox.

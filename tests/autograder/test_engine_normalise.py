@@ -4,7 +4,7 @@ import hostile
 import pytest
 from engine_helpers import TOY_ROOT
 
-from autograder.normalise import NotebookError, normalise, read_release
+from autograder.worker.normalise import NotebookError, normalise, read_release
 
 RELEASE = read_release(TOY_ROOT / "assignments" / "toy" / "toy.ipynb")
 

@@ -3,7 +3,7 @@ outputs folded, a snippet under each failed check (the browser test looks at rea
 
 from __future__ import annotations
 
-from autograder import feedback
+from autograder.grade import feedback
 from autograder.spec import Assignment, Check, Task, Verdict
 
 TASK = Task("t.rule", "the rule")

@@ -12,11 +12,11 @@ import toy_notebooks
 from engine_helpers import grade_command
 
 from autograder.assignments.ps1_primitives.checks import ASSIGNMENT
-from autograder.channel import MAX_FRAME, encode
-from autograder.demo import assignment_names
-from autograder.grading import load_assignment
-from autograder.normalise import normalise, read_release
-from autograder.runner import code_digest, input_seed
+from autograder.grade.grading import load_assignment
+from autograder.instructor.demo import assignment_names
+from autograder.student.channel import MAX_FRAME, encode
+from autograder.worker.normalise import normalise, read_release
+from autograder.worker.runner import code_digest, input_seed
 
 RELEASE = read_release(toy_notebooks.RELEASE)
 

@@ -15,8 +15,8 @@ import sys
 
 import pytest
 
-from autograder import channel
-from autograder.guard import Guard
+from autograder.student import channel
+from autograder.student.guard import Guard
 
 PROBES = '''
 def probe_value(ns, inputs):

@@ -11,7 +11,8 @@ import pytest
 from engine_helpers import TOY_ROOT, grade_command
 from toy_notebooks import FULL, submission
 
-from autograder import exports, grading
+from autograder.grade import grading
+from autograder.instructor import exports
 from autograder.limits import Limits, UsageError
 
 CLASS = {"alice": submission(FULL), "bob": submission({"impl": True}), "carol": submission()}
@@ -128,7 +129,7 @@ square_p.def_impl(square_impl)
 def test_summary_lists_unattempted_timed_out_refused_and_ungradable_apart(tmp_path):
     import hostile
 
-    from autograder import summary
+    from autograder.grade import summary
 
     students = {"stub": submission({"impl": True}), "wrong": submission(hostile.WITH_WRONG_JVP),
                 "refused": submission(dict(FULL, impl=DUNDER_IMPL)),
@@ -161,7 +162,7 @@ def test_summary_lists_unattempted_timed_out_refused_and_ungradable_apart(tmp_pa
 
 
 def test_late_times_are_read_leniently():
-    from autograder import late
+    from autograder.grade import late
 
     assert late.parse_time("2026-11-28 10:15:00.123456 UTC").isoformat() == \
         "2026-11-28T10:15:00.123456+00:00"
@@ -171,7 +172,7 @@ def test_late_times_are_read_leniently():
 
 
 def test_late_policy_is_applied_from_timestamps(tmp_path):
-    from autograder import late
+    from autograder.grade import late
 
     root = tmp_path / "course"
     shutil.copytree(TOY_ROOT, root)

@@ -18,14 +18,15 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import feedback, messages, release, summary
+from autograder.grade import feedback, messages, summary
+from autograder.instructor import release
 from autograder.spec import Assignment, Check, Task, Verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "ps1_primitives"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 # The grader's modules whose fixed explanations the Chinese pages translate (messages.PHRASES).
-GRADER_MODULES = ("runner", "policy", "normalise", "grading")
+GRADER_MODULES = ("worker/runner", "worker/policy", "worker/normalise", "grade/grading")
 
 
 def _fields(template: str) -> set[str]:
@@ -56,7 +57,7 @@ def test_each_translated_phrase_is_what_the_grader_writes():
     for english, chinese in messages.PHRASES:
         assert any(english in s for s in strings), english
         assert CJK.search(chinese), english
-    from autograder.runner import TIME_ERROR
+    from autograder.worker.runner import TIME_ERROR
 
     assert messages.explain("zh", f"[ps1.jvp] the time limit of 20 s was exceeded while running "
                                   f"this check; {TIME_ERROR}") == \
@@ -65,7 +66,7 @@ def test_each_translated_phrase_is_what_the_grader_writes():
 
 
 def test_every_late_note_is_translated(tmp_path):
-    from autograder import late
+    from autograder.grade import late
 
     policy = late.Policy(late.parse_time("2026-11-28 12:00"), late_days=3, penalty_per_day=0.1)
     stamps = {"none": None, "garbled": "yesterday", "on_time": "2026-11-28 11:00:00 UTC",
@@ -157,7 +158,7 @@ SPEC = Assignment("toyish", "toyish.ipynb", (TASK,), CHECKS)
 
 
 def _pages(lang: str) -> tuple[str, str]:
-    from autograder.runner import TIME_ERROR
+    from autograder.worker.runner import TIME_ERROR
 
     tests = {"t.rule.a": {"name": "t.rule.a: check a", "points": 1.0, "max_points": 1.0,
                           "status": "passed", "message": ""},
@@ -194,7 +195,7 @@ def test_pages_in_chinese_say_the_same_things():
 
 def _submissions(notebook: Path) -> dict[str, nbformat.NotebookNode]:
     """The reference solution, and a partial one with a wrong JVP rule, in ``notebook``."""
-    from autograder.classroom import mutants_module, solution_sources
+    from autograder.instructor.classroom import mutants_module, solution_sources
 
     solutions = solution_sources(NAME, root=ROOT)
     mutants = mutants_module(NAME)

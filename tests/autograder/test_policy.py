@@ -1,4 +1,4 @@
-"""The cell policy (autograder.policy, autograder.cellguard): what a student cell may not do.
+"""The cell policy (autograder.worker.policy, autograder.student.cellguard): what a student cell may not do.
 
 Every released reference solution and every correct alternative passes the policy and runs
 under its guards; each hostile construct, written several ways, is refused before it runs with
@@ -16,15 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from autograder.cellguard import (
+from autograder.instructor.release import names
+from autograder.student.cellguard import (
     ALLOWED_CLASS_DUNDERS,
     BASE_IMPORTS,
     DENIED_BUILTINS,
     Guards,
     PolicyError,
 )
-from autograder.policy import allowed_imports, apply, check_source
-from autograder.release import names
+from autograder.worker.policy import allowed_imports, apply, check_source
 
 ROOT = Path(__file__).resolve().parents[2]
 ROOTS = tuple(BASE_IMPORTS)
@@ -75,7 +75,7 @@ def _tables(attr: str) -> list[tuple[str, str, str]]:
 
 
 def _reference_cells() -> list[tuple[str, str, str]]:
-    from autograder.classroom import solution_sources
+    from autograder.instructor.classroom import solution_sources
 
     return [(name, grade_id, source) for name in names(root=ROOT)
             for grade_id, source in solution_sources(name, root=ROOT).items()]
@@ -636,7 +636,7 @@ def test_rule_raising_on_bfloat16_under_the_guards():
 
 
 def test_apply_refuses_student_cells_and_keeps_provided_ones():
-    from autograder.normalise import Cell, Notebook
+    from autograder.worker.normalise import Cell, Notebook
 
     notebook = Notebook((
         Cell("code", "import os\nx = os.getcwd()", "provided", "setup", run=True),

@@ -8,7 +8,8 @@ import json
 from engine_helpers import TOY_ROOT
 from toy_notebooks import FULL, submission
 
-from autograder import exports, grading
+from autograder.grade import grading
+from autograder.instructor import exports
 from autograder.limits import Limits
 
 DEEP = {"unary": "x = " + "-" * 100_000 + "1\n", "sum": "x = " + " + ".join(["1"] * 100_000)}

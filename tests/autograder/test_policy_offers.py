@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import policy
 from autograder.assignments.ps3_pitfalls.checks import ASSIGNMENT as PS3
-from autograder.cellguard import Guards, PolicyError
+from autograder.student.cellguard import Guards, PolicyError
+from autograder.worker import policy
 
 PS3_ROOTS = policy.allowed_imports(PS3)
 

@@ -1,5 +1,5 @@
-"""The helpers every assignment's probes and judges share (autograder.probe_helpers, the case
-matrix of autograder.judge), and the guard's watch over the probe side.
+"""The helpers every assignment's probes and judges share (autograder.student.probe_helpers, the case
+matrix of autograder.worker.judge), and the guard's watch over the probe side.
 
 ``own()`` is asked about objects made the way a notebook makes them: cells run as ``__main__``.
 """
@@ -14,10 +14,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from autograder import judge, probe_helpers
-from autograder.guard import Guard
-from autograder.probe_helpers import each_case, own
 from autograder.spec import Outcome
+from autograder.student import probe_helpers
+from autograder.student.guard import Guard
+from autograder.student.probe_helpers import each_case, own
+from autograder.worker import judge
 from jaxcourse.autodidax import jvp as course_jvp
 
 NOTEBOOK = '''
@@ -84,7 +85,7 @@ def test_own_names_what_is_missing_or_not_a_function(ns):
 
 
 def test_own_refuses_the_grader_and_a_wrapper_without_end(ns):
-    with pytest.raises(ImportError, match="comes from autograder.probe_helpers"):
+    with pytest.raises(ImportError, match="comes from autograder.student.probe_helpers"):
         own({**ns, "f": probe_helpers.own}, "f")
 
     class Endless:
@@ -164,7 +165,7 @@ def test_judge_each_refuses_a_missing_case_and_passes_on_a_raise():
 
 # --- the guard watches the helpers like the probes -------------------------------------------
 PROBES = '''
-from autograder.probe_helpers import each_case, own
+from autograder.student.probe_helpers import each_case, own
 
 
 def _probe_value(ns, inputs):
@@ -190,7 +191,7 @@ def test_the_guard_lists_the_helpers_and_sees_them_rebound(probes):
     real = probe_helpers.own
     probe_helpers.own = lambda ns, name: ns[name]
     probes.own = lambda ns, name: ns[name]
-    assert guard.restore() == ["autograder.probe_helpers.own", "helped_probes.own"]
+    assert guard.restore() == ["autograder.student.probe_helpers.own", "helped_probes.own"]
     assert probe_helpers.own is real and probes.own is real
 
 
@@ -200,7 +201,7 @@ def test_the_guard_sees_a_helper_or_a_wrapped_probe_rewritten_in_place(probes):
     try:
         probe_helpers.own.__code__ = (lambda ns, name: ns[name]).__code__.replace(co_name="own")
         probes.probe_value.__code__ = _closure_code()
-        assert guard.restore() == ["autograder.probe_helpers.own (rewritten in place)",
+        assert guard.restore() == ["autograder.student.probe_helpers.own (rewritten in place)",
                                    "helped_probes.probe_value (rewritten in place)"]
     finally:
         probe_helpers.own.__code__, probes.probe_value.__code__ = own_code, probe_code

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.release import ReleaseError, release
+from autograder.instructor.release import ReleaseError, release
 
 REPO = Path(__file__).resolve().parents[2]
 CELL = """```{{code-cell}} ipython3

@@ -1,4 +1,4 @@
-"""autograder.reproduce.literal writes Python that rebuilds the value, non-finite floats included
+"""autograder.grade.reproduce.literal writes Python that rebuilds the value, non-finite floats included
 (a row of no element has log-sum-exp -inf)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from autograder.reproduce import literal
+from autograder.grade.reproduce import literal
 
 
 @pytest.mark.parametrize("value", [

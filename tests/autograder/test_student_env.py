@@ -15,7 +15,7 @@ from engine_helpers import grade_command, read_grades
 from jaxlib import version as jaxlib_version
 from toy_notebooks import FULL, submission
 
-from autograder.runner import (
+from autograder.worker.runner import (
     FAST_COMPILE_FLAGS,
     GPU_ENV,
     KNOWN_FAST_COMPILE_FLAGS,

@@ -1,4 +1,4 @@
-"""Submissions are regular files (autograder.submission): links, FIFOs, devices, directories
+"""Submissions are regular files (autograder.worker.submission): links, FIFOs, devices, directories
 and oversized files are refused with a clear message, and nothing blocks."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import stat
 
 import pytest
 
-from autograder.normalise import NotebookError
-from autograder.submission import read
+from autograder.worker.normalise import NotebookError
+from autograder.worker.submission import read
 
 
 @pytest.fixture

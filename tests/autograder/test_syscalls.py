@@ -1,4 +1,4 @@
-"""The seccomp filter of the student's process (autograder.syscalls), loaded in a child.
+"""The seccomp filter of the student's process (autograder.student.syscalls), loaded in a child.
 
 Each denied call fails with EPERM (Python sees PermissionError, the process lives on); what a
 notebook does, JAX compiling and running under jit, threads, fork, stays allowed.
@@ -12,11 +12,11 @@ import sys
 
 import pytest
 
-from autograder import syscalls
+from autograder.student import syscalls
 
 CHILD = r'''
 import ctypes, errno, json, os, threading
-from autograder import syscalls
+from autograder.student import syscalls
 out = {"install": syscalls.install()}
 libc = ctypes.CDLL(None, use_errno=True)
 def call(name, fn):

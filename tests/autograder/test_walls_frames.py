@@ -20,10 +20,10 @@ import hostile
 import pytest
 from engine_helpers import TOY_ROOT
 
-from autograder import runner
-from autograder.channel import MAX_FRAME, Channel
-from autograder.normalise import normalise, read_release
-from autograder.runner import Config, Limits, ProtocolError, _Session, _UidBlock
+from autograder.student.channel import MAX_FRAME, Channel
+from autograder.worker import runner
+from autograder.worker.normalise import normalise, read_release
+from autograder.worker.runner import Config, Limits, ProtocolError, _Session, _UidBlock
 
 RELEASE = read_release(TOY_ROOT / "assignments" / "toy" / "toy.ipynb")
 SECRET = b"k" * 32

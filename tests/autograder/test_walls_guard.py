@@ -1,4 +1,4 @@
-"""The in-process walls (autograder.guard): the restore closure, the quiet check, the tripwire.
+"""The in-process walls (autograder.student.guard): the restore closure, the quiet check, the tripwire.
 
 The tripwire cases run in a subprocess each (an audit hook cannot be removed): code compiled from
 a string plays the notebook's code; the library paths are trusted, as in the sandbox. These hold
@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from engine_helpers import REPO
 
-import autograder.guard as guard_module
-from autograder.guard import TRIPWIRE_KINDS, Guard, make_quiet_check
+import autograder.student.guard as guard_module
+from autograder.student.guard import TRIPWIRE_KINDS, Guard, make_quiet_check
 
 
 def test_restore_survives_the_guard_class_and_module_being_replaced():
@@ -35,8 +35,8 @@ def test_restore_survives_the_guard_class_and_module_being_replaced():
         Guard.__init__ = real_restore_class
     assert np.allclose is real_allclose
     assert "numpy.allclose" in changed
-    assert "autograder.guard._make_restore" in changed
-    assert "autograder.guard.Guard.__init__" in changed
+    assert "autograder.student.guard._make_restore" in changed
+    assert "autograder.student.guard.Guard.__init__" in changed
     assert restore() == []
 
 
@@ -78,8 +78,8 @@ def _tripwire(student_code: str) -> subprocess.CompletedProcess:
         import sys, os, warnings
         warnings.simplefilter("ignore")
         import jax, jax.numpy as jnp, numpy as np
-        from autograder import sandbox
-        from autograder.guard import install_tripwire
+        from autograder.student import sandbox
+        from autograder.student.guard import install_tripwire
         probes = type(sys)("probes")
         probes.__file__ = {str(REPO / "autograder" / "x.py")!r}
         ns = {{"__name__": "__main__", "jax": jax, "jnp": jnp, "np": np}}
@@ -133,7 +133,7 @@ def test_tripwire_lets_honest_code_run():
     ("import sys\nsys.settrace(lambda *a: None)", 3),
     ("import sys\nsys.setprofile(lambda *a: None)", 3),
     ("import sys\nsys.addaudithook(lambda *a: None)", 4),
-    ("import autograder.sandbox as s\ns._changes.__defaults__ = (1,)", 5),
+    ("import autograder.student.sandbox as s\ns._changes.__defaults__ = (1,)", 5),
     ("exec(compile('x = 1', jax.__file__, 'exec'))", 5),
     ("(lambda: 0).__code__.replace(co_name='x')", 1),
     ("open('/proc/self/mem', 'rb')", 6),

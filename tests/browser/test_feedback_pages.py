@@ -14,8 +14,8 @@ import json
 import pytest
 from browser_site import SCREENSHOTS
 
-from autograder.demo import assignment_names
-from autograder.grading import load_assignment
+from autograder.grade.grading import load_assignment
+from autograder.instructor.demo import assignment_names
 
 WIDTHS = (1280, 420)
 SHOTS = SCREENSHOTS / "feedback"

@@ -6,9 +6,9 @@
 ``reference``, ``untouched`` (the released notebook itself), ``wrong:NAME`` or ``alt:NAME`` (the
 reference with that wrong solution's or alternative's cells), or ``whole:NAME`` (that wrong
 solution graded as a whole notebook whatever ``graded_as`` says). Each is built as a student would
-hand it in (autograder.classroom), read back the way the grader reads a submission
-(autograder.normalise) and checked by the cell policy as the grader checks it
-(autograder.policy.apply: a refused cell is reported and not run); its cells then run with
+hand it in (autograder.instructor.classroom), read back the way the grader reads a submission
+(autograder.worker.normalise) and checked by the cell policy as the grader checks it
+(autograder.worker.policy.apply: a refused cell is reported and not run); its cells then run with
 ``exec`` in one namespace, and the checks run with autograder.inprocess, as ``check_cell`` does
 in the authored notebook. The visible test cells run last, each in a copy of the namespace, so
 the checks see what the grader's process has (it never runs them).
@@ -29,9 +29,11 @@ import sys
 import jax
 import nbformat
 
-from autograder import classroom, contract, policy
+from autograder import contract
 from autograder.inprocess import run_check
-from autograder.normalise import normalise, read_release
+from autograder.instructor import classroom
+from autograder.worker import policy
+from autograder.worker.normalise import normalise, read_release
 
 
 def _notebook(assignment: contract.Assignment, variant: str):

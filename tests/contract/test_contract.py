@@ -23,8 +23,10 @@ import jax
 import nbformat
 import pytest
 
-from autograder import classroom, policy, reproduce
 from autograder.assignments import REGISTRY, contract
+from autograder.grade import reproduce
+from autograder.instructor import classroom
+from autograder.worker import policy
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -96,7 +98,7 @@ def test_tasks_cells_checks_and_points_agree(name):
     assert sorted(t.cell for t in a.tasks) == sorted(solutions)
     probes = a.probes_module()
     for task in a.tasks:
-        # The engine names a task's cell by this rule (autograder.policy.apply, refusal_of_task).
+        # The engine names a task's cell by this rule (autograder.worker.policy.apply, refusal_of_task).
         assert task.cell == task.id.split(".", 1)[-1], task
         assert task.id in cells[task.cell]["source"], task.id  # the stub names its task
         checks = [c for c in a.checks if c.task == task.id]

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autograder import banned, judge
+from autograder.worker import banned, judge
 from autograder.spec import Assignment, Check, Outcome, Task, Verdict
 
 NAME = "ps1_primitives"

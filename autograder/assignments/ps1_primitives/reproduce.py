@@ -26,7 +26,7 @@ import jax
 import numpy as np
 
 from autograder.assignments.ps1_primitives import checks
-from autograder.reproduce import literal, public_rng
+from autograder.grade.reproduce import literal, public_rng
 
 CHECKS = {check.id: check for check in checks.ASSIGNMENT.checks}
 

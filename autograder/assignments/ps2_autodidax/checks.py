@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autograder import banned, judge
+from autograder.worker import banned, judge
 from autograder.assignments.ps2_autodidax import programs
 from autograder.spec import Assignment, Check, Outcome, Task, Verdict
 

@@ -17,7 +17,7 @@ import numpy as np
 
 import jaxcourse.autodidax.vmap  # noqa: F401 - fills the provided batching rules
 from autograder.assignments.ps2_autodidax import programs
-from autograder.probe_helpers import module_of, own
+from autograder.student.probe_helpers import module_of, own
 from jaxcourse.autodidax import batching, core, extra
 from jaxcourse.autodidax import jvp as provided_jvp
 from jaxcourse.autodidax.batching import BatchTracer, move_batch_axis, not_mapped

@@ -35,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from autograder.assignments.ps2_autodidax import checks, programs
-from autograder.reproduce import literal, public_rng
+from autograder.grade.reproduce import literal, public_rng
 
 RTOL = checks.RTOL
 CHECK_IDS = {check.id for check in checks.CHECKS}

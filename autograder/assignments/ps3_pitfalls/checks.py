@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autograder import judge
+from autograder.worker import judge
 from autograder.spec import Assignment, Check, Outcome, Task, Verdict
 
 NAME = "ps3_pitfalls"

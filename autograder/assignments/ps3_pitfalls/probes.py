@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autograder.probe_helpers import each_case
+from autograder.student.probe_helpers import each_case
 from jaxcourse.faq_tools import count_equations
 
 _jit, _grad, _vmap, _make_jaxpr = jax.jit, jax.grad, jax.vmap, jax.make_jaxpr

@@ -1,5 +1,5 @@
 """Reproducers of ps3_pitfalls (grader side): for each check, a cell the student pastes after their
-own cells to see the failed check fail (contract: autograder/reproduce.py).
+own cells to see the failed check fail (contract: autograder/grade/reproduce.py).
 
 Each snippet builds small inputs drawn with ``public_rng(check_id)`` (never the grading inputs),
 covering the edge classes of its check (zero, tiny and threshold rows, p <= 0, far logits,
@@ -27,7 +27,7 @@ from collections.abc import Callable
 import numpy as np
 
 from autograder.assignments.ps3_pitfalls import checks
-from autograder.reproduce import literal, public_rng
+from autograder.grade.reproduce import literal, public_rng
 from jaxcourse.versions import scan_counts
 
 CHECKS = {check.id: check for check in checks.ASSIGNMENT.checks}

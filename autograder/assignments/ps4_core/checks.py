@@ -28,7 +28,7 @@ from jax import lax
 from jax._src.interpreters import partial_eval as pe  # grader side: JAX's own DCE
 from jax.extend.core import Literal
 
-from autograder import banned, judge
+from autograder.worker import banned, judge
 from autograder.assignments.ps4_core import programs
 from autograder.spec import Assignment, Check, Outcome, Task, Verdict
 

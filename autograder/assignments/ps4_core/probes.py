@@ -3,7 +3,7 @@ Never compare anything (the grader does).
 
 The three tasks are independent: the transpose rule is probed through the course's ``grad`` and
 ``jit``, the two passes on jaxprs the course's ``make_jaxpr`` stages from the programs the grader
-drew. Functions that must be the student's own are taken with ``autograder.probe_helpers.own``.
+drew. Functions that must be the student's own are taken with ``autograder.student.probe_helpers.own``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from autograder.assignments.ps4_core import programs
-from autograder.probe_helpers import each_case, own
+from autograder.student.probe_helpers import each_case, own
 from jaxcourse.autodidax import core
 from jaxcourse.core.jaxprs import Jaxpr, eval_jaxpr, make_jaxpr, typecheck_jaxpr
 from jaxcourse.core.jit import jit

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from autograder.assignments.ps4_core import checks
-from autograder.reproduce import literal, public_rng
+from autograder.grade.reproduce import literal, public_rng
 
 TOLERANCE = f"rtol={checks.RTOL!r}, atol={checks.ATOL!r}"
 DESCRIPTION = {check.id: check.description for check in checks.CHECKS}

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autograder import banned, judge
+from autograder.worker import banned, judge
 from autograder.assignments.ps5_kernels.probes import speed_operands
 from autograder.spec import Assignment, Check, Outcome, Task, Verdict
 

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import Literal
 
-from autograder.probe_helpers import own
+from autograder.student.probe_helpers import own
 from jaxcourse.kernels.build import (
     KernelBuildError,
     KernelCallError,

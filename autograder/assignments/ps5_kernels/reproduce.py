@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from autograder.assignments.ps5_kernels import checks
-from autograder.reproduce import literal, public_rng
+from autograder.grade.reproduce import literal, public_rng
 
 DESCRIPTION = {check.id: check.description for check in checks.CHECKS}
 # What the kernel checks draw, one case each: (x's shape, dtype, scale, offset, t, w's shape).
