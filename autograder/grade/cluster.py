@@ -34,6 +34,7 @@ import time
 import zlib
 from pathlib import Path
 
+from autograder.limits import UsageError
 from autograder.worker import runner, submission
 from autograder.worker.normalise import NotebookError
 
@@ -97,8 +98,6 @@ def run_on_dask(config: runner.Config, jobs: list, address: str, *, gpu_checks: 
     graded each student, and ``gpu_worker`` where GPU checks ran."""
     from distributed import Client
     from tqdm import tqdm
-
-    from autograder.grade.grading import UsageError
 
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT)

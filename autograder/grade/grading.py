@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.grade import classdir, feedback, late, record, reproduce, summary
+from autograder.grade import classdir, cluster, feedback, late, record, reproduce, summary
 from autograder.grade.messages import LANGS
 from autograder.grade.record import clean_text
 from autograder.limits import UsageError
@@ -151,11 +151,10 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
                                  str(Path(sys.base_prefix).resolve())}))
     gradebook_ready = record.prepare_gradebook(db_url)
     if dask:
-        from autograder.grade.cluster import run_on_dask
-
-        details = run_on_dask(config, jobs, dask, progress=progress,
-                              gpu_checks=frozenset(c.id for c in spec.checks if c.needs_gpu),
-                              all_checks=frozenset(c.id for c in spec.checks))
+        details = cluster.run_on_dask(
+            config, jobs, dask, progress=progress,
+            gpu_checks=frozenset(c.id for c in spec.checks if c.needs_gpu),
+            all_checks=frozenset(c.id for c in spec.checks))
     else:
         workers = max(1, min(workers or os.cpu_count() or 1, len(jobs) or 1))
         details = _run_pool(config, jobs, workers, progress)
@@ -294,9 +293,7 @@ def summary_table(run: GradeRun) -> str:
                  f"could not be graded): {run.out / 'summary.html'}")
     workers = sorted({w for d in run.details.values() for w in d.get("workers", [])})
     if workers:
-        from autograder.grade.cluster import gpu_summary
-
-        where = gpu_summary(run.details)
+        where = cluster.gpu_summary(run.details)
         lines.append(clean_text(f"graded on Dask workers {', '.join(workers)}"
                                 + (f"; {where}" if where else ""), 2000))
     return "\n".join(lines)
