@@ -31,7 +31,6 @@ import sys
 import tempfile
 import threading
 import time
-import zlib
 from pathlib import Path
 
 from autograder.limits import UsageError
@@ -43,16 +42,6 @@ from autograder.worker.normalise import NotebookError
 _LOCK = threading.Lock()
 _GPU = "GPU"
 CONNECT_TIMEOUT = "20s"  # how long the client tries to reach the scheduler
-
-
-class _Slot:
-    """Stands in for the local pool's queue of slot numbers (the sandbox uid offset)."""
-
-    def __init__(self, value: int):
-        self.value = value
-
-    def get(self) -> int:
-        return self.value
 
 
 def _daemonic() -> bool:
@@ -68,9 +57,9 @@ def _grade_task(run_key: str, config: runner.Config, student_id: str, notebook_n
     with _LOCK:
         if runner._state.get("run_key") != run_key:
             config = _for_this_machine(config)
-            # A slot per worker process, stable for its address, so two worker processes on one
-            # machine do not share a sandbox uid.
-            runner.init_worker(config, _Slot(zlib.crc32(address.encode()) % 900))
+            # Its children's uids come from a block of uids this worker process locks
+            # (runner._UidBlock), so two worker processes on one machine never share one.
+            runner.init_worker(config)
             runner._state["run_key"] = run_key
         with tempfile.TemporaryDirectory(prefix="autograder-dask-") as tmp:
             path = None

@@ -249,14 +249,11 @@ def _run_pool(config: Config, jobs: list, workers: int, progress: bool) -> dict:
     from tqdm import tqdm
 
     ctx = multiprocessing.get_context("spawn")
-    slots = ctx.Queue()
-    for slot in range(workers):
-        slots.put(slot)
     details: dict[str, dict] = {}
     bar = tqdm(total=len(jobs), desc="grading", unit="nb", file=sys.stderr, disable=not progress)
     with concurrent.futures.ProcessPoolExecutor(
         max_workers=workers, mp_context=ctx, initializer=init_worker,
-        initargs=(config, slots),
+        initargs=(config,),
     ) as pool:
         futures = {pool.submit(grade_notebook, sid, path, problem): sid
                    for sid, path, problem in jobs}

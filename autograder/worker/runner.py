@@ -158,7 +158,7 @@ def student_env(has_gpu: bool) -> dict[str, str]:
     return env
 
 
-def init_worker(config: Config, slots: Any) -> None:
+def init_worker(config: Config) -> None:
     for key, value in GPU_ENV.items():
         os.environ.setdefault(key, value)
     import jax

@@ -286,10 +286,6 @@ def eval_jaxpr(jaxpr: Jaxpr, consts, args) -> list:
     return [read(out) for out in jaxpr.outs]
 
 
-def jaxpr_as_fun(jaxpr: Jaxpr, consts=()):
-    return lambda *args: eval_jaxpr(jaxpr, consts, args)
-
-
 # --- Staging: a trace that records instead of computing --------------------------------------
 class JaxprTracer(Tracer):
     """A value known only by its type, standing for a variable of the jaxpr being built."""
