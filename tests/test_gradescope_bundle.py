@@ -4,6 +4,7 @@ beside the notebook, is tests/test_exports.py's."""
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 
@@ -14,22 +15,82 @@ from autograder.instructor.release import names
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = names(root=ROOT)
+# What run_autograder runs: the command line (grade, export), stage_submission, and the modules
+# the grader imports by name (the fork server's sandbox, the assignment's checks and probes; the
+# feedback stage's reproducers).
+GRADING = ("autograder.__main__", "autograder.instructor.gradescope", "autograder.student.sandbox")
+# The one import of a carried module that the bundle may lack: `demo`, a command it never runs.
+NOT_CARRIED = {("autograder.cli", "autograder.instructor.demo")}
+
+
+def _module(name: str) -> str:
+    parts = list(Path(name).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported(path: Path, known: set[str]) -> set[str]:
+    """The modules of ``known`` that ``path`` imports anywhere in its text (in functions too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+    return found & known
+
+
+KNOWN = {_module(p.relative_to(ROOT).as_posix()): p
+         for top in ("autograder", "jaxcourse") for p in (ROOT / top).rglob("*.py")}
+IMPORTS = {name: _imported(path, set(KNOWN)) for name, path in KNOWN.items()}
+
+
+def _needed(assignment: str) -> set[str]:
+    """Every module of the repository that grading ``assignment`` imports, transitively."""
+    todo = [*GRADING, *(f"autograder.assignments.{assignment}.{m}"
+                        for m in ("checks", "probes", "reproduce"))]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        parent = name.rpartition(".")[0]
+        todo += [parent] if parent else []
+        todo += [m for m in IMPORTS[name] if (name, m) not in NOT_CARRIED]
+    return seen
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_the_bundle_carries_one_assignment_and_no_solution(assignment):
+def test_the_bundle_carries_what_grading_one_assignment_needs_and_no_solution(assignment):
     carried = {name for _, name in bundle_files(assignment, ROOT)}
-    own = f"autograder/assignments/{assignment}/"
-    assert {own + m for m in ("checks.py", "probes.py", "reproduce.py")} <= carried
-    assert f"assignments/{assignment}/{assignment}.ipynb" in carried
-    assert {"autograder/worker/runner.py", "autograder/student/sandbox.py", "requirements.txt",
+    modules = {_module(n) for n in carried if n.endswith(".py")}
+    needed = _needed(assignment)
+    # Everything grading imports is there (the engine, this assignment's grading modules, the
+    # course package's modules they use), and so are the release notebook and the pins.
+    assert needed <= modules, sorted(needed - modules)
+    assert {f"assignments/{assignment}/{assignment}.ipynb", "requirements.txt",
             "constraints.txt", "pyproject.toml"} <= carried
+    # Of the assignments' folders, exactly what grading this one imports: no wrong solution
+    # (mutants.py), no correct alternative (ps2's alternatives.py, ps1's CORRECT in mutants.py),
+    # no contract value built from them (assignment.py), no other assignment.
+    own = f"autograder.assignments.{assignment}"
+    assert {m for m in modules if m.startswith("autograder.assignments.")} == {
+        m for m in needed if m.startswith("autograder.assignments.")}
+    assert {m for m in modules if m.startswith(own + ".")} < {
+        _module(p.relative_to(ROOT).as_posix())
+        for p in (ROOT / "autograder" / "assignments" / assignment).glob("*.py")}
     for name in carried:
         assert not name.startswith(("solutions/", "tests/", "book/", ".git")), name
-        assert not name.endswith("mutants.py"), name  # wrong solutions, correct alternatives
-        assert name not in ("autograder/instructor/classroom.py", "autograder/instructor/demo.py")
+        assert Path(name).name not in ("mutants.py", "alternatives.py", "assignment.py",
+                                       "classroom.py", "demo.py", "edits.py"), name
+        assert not name.startswith("assignments/") or name.startswith(
+            f"assignments/{assignment}/"), name
         for other in set(ASSIGNMENTS) - {assignment}:
             assert other not in name, name
+    # Every module the bundle carries finds what it imports in the bundle (but `demo`).
+    for module in modules:
+        missing = {m for m in IMPORTS[module] if m not in modules and (module, m) not in NOT_CARRIED}
+        assert not missing, (module, sorted(missing))
 
 
 def _notebook(path: Path, marker: str) -> Path:

@@ -8,10 +8,12 @@ bundle, so a re-run gives the same grade) and converts its results with
 ``autograder.instructor.exports.write_gradescope``.
 
 The bundle carries what grading that one assignment needs (``bundle_files``): the engine, that
-assignment's checks, probes and reproducers, the course's package its checks import, its release
-notebook, the pins and the secret; never the solutions, the other assignments, or the wrong
-solutions and correct alternatives the tests use (``mutants.py``). It is the instructor's upload,
-not something students see. The submitted notebook is chosen as the local grader chooses
+assignment's checks, probes and reproducers (and the modules of its folder they import), the
+course's package its checks import, its release notebook, the pins and the secret; never the
+solutions, the other assignments, or what only the tests and the demo use: the wrong solutions
+and correct alternatives (``mutants.py``, ``alternatives.py``), the contract value built from them
+(``assignment.py``) and the demo's modules. It is the instructor's upload, not something students
+see. The submitted notebook is chosen as the local grader chooses
 (``stage_submission``): Jupyter's ``.ipynb_checkpoints`` and other hidden folders never count.
 """
 
@@ -59,7 +61,11 @@ stage_submission(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3])' \
 # What grading needs besides the assignment's own folder: the engine, the course's package
 # (checks and probes import it), the pins. Not the modules that build demo classes.
 _CARRIED = ("autograder", "jaxcourse", "pyproject.toml", "requirements.txt", "constraints.txt")
-_LEFT_OUT = ("autograder/instructor/classroom.py", "autograder/instructor/demo.py", "autograder/assignments/edits.py")
+_LEFT_OUT = ("autograder/instructor/classroom.py", "autograder/instructor/demo.py",
+             "autograder/assignments/edits.py")
+# In an assignment's folder, what only the tests and the demo import (autograder/README.md): wrong
+# solutions, correct alternatives, and the contract value that imports both.
+TESTS_ONLY = ("mutants.py", "alternatives.py", "assignment.py")
 # Folders Jupyter, macOS archives and editors leave beside a notebook.
 _IGNORED_FOLDERS = ("__MACOSX", "__pycache__")
 
@@ -97,9 +103,9 @@ def bundle_files(assignment: str, root: Path) -> list[tuple[Path, str]]:
             if not child.is_file() or "__pycache__" in child.parts or name in _LEFT_OUT:
                 continue
             parts = child.relative_to(root).parts
-            # Of the assignments' modules, only this assignment's grading ones: no mutants.
+            # Of the assignments' modules, only this assignment's grading ones.
             if parts[:2] == ("autograder", "assignments") and len(parts) > 3 and (
-                    parts[2] != assignment or parts[-1] == "mutants.py"):
+                    parts[2] != assignment or parts[-1] in TESTS_ONLY):
                 continue
             files.append((child, name))
     return files
