@@ -89,7 +89,8 @@ def test_the_bundle_carries_what_grading_one_assignment_needs_and_no_solution(as
             assert other not in name, name
     # Every module the bundle carries finds what it imports in the bundle (but `demo`).
     for module in modules:
-        missing = {m for m in IMPORTS[module] if m not in modules and (module, m) not in NOT_CARRIED}
+        missing = {m for m in IMPORTS[module]
+                   if m not in modules and (module, m) not in NOT_CARRIED}
         assert not missing, (module, sorted(missing))
 
 

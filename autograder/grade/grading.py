@@ -11,13 +11,12 @@ import concurrent.futures
 import importlib
 import multiprocessing
 import os
-import pkgutil
-import secrets
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.course import assignment_names, course_secret
 from autograder.grade import classdir, cluster, feedback, late, record, reproduce, summary
 from autograder.grade.messages import LANGS
 from autograder.grade.record import clean_text
@@ -32,8 +31,6 @@ from autograder.worker.runner import (
     grade_notebook,
     init_worker,
 )
-
-SECRET_FILE = ".autograder_secret"
 
 
 @dataclass
@@ -50,22 +47,9 @@ def load_assignment(name: str, package: str) -> Assignment:
     try:
         return importlib.import_module(f"{package}.{name}.checks").ASSIGNMENT
     except ModuleNotFoundError as err:
-        known = sorted(m.name for m in pkgutil.iter_modules(
-            importlib.import_module(package).__path__) if m.ispkg)
+        known = assignment_names(package)
         raise UsageError(f"unknown assignment {name!r} (the assignments are: "
                          f"{', '.join(known)}; {err})") from None
-
-
-def course_secret(root: Path, seed: str | None) -> bytes:
-    """Per-course secret from which every check's inputs derive (or ``seed`` when given)."""
-    if seed is not None:
-        return seed.encode()
-    path = root / SECRET_FILE
-    if not path.exists():
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(secrets.token_hex(32))
-    return path.read_text().strip().encode()
 
 
 def hidden_paths(*, root: Path, submitted: Path, out: Path, db_url: str) -> list[str]:

@@ -129,7 +129,8 @@ def render(assignment: Assignment, results: list[dict], rows: list[dict], *,
     return "\n".join(parts)
 
 
-# How a failed check's message shows why (autograder.worker.runner.TIME_ERROR, autograder.worker.policy).
+# How a failed check's message shows why (autograder.worker.runner.TIME_ERROR,
+# autograder.worker.policy).
 _TIMED_OUT = "to be regraded"
 _REFUSED = ("was not run", "refused by the cell policy")
 _KINDS = {"unattempted": ("Tasks not attempted (the stub still raises NotImplementedError)",

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from pathlib import Path
 
+from autograder.course import assignment_names
 from autograder.grade.grading import grade
-
-
-def assignment_names(package: str) -> list[str]:
-    pkg = importlib.import_module(package)
-    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if m.ispkg)
 
 
 def demo(*, root: Path, out: Path, assignments: list[str] | None = None,
          package: str = "autograder.assignments", workers: int | None = None,
          make_class: Callable[..., Path] | None = None, lang: str = "en") -> list:
     """``make_class(assignment, dest, *, root) -> SUBMITTED dir``; default
-    autograder.instructor.classroom.demo_class; ``lang``: the language of the pages (autograder.grade.grading)."""
+    autograder.instructor.classroom.demo_class; ``lang``: the language of the pages
+    (autograder.grade.grading). ``assignment_names`` (autograder.course) is re-exported here."""
     if make_class is None:
         from autograder.instructor.classroom import demo_class as make_class
     runs = []
