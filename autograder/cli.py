@@ -31,7 +31,7 @@ def _release(args: argparse.Namespace) -> int:
     except ImportError as err:
         raise UsageError(f"release is not available in this checkout ({err})") from None
     try:
-        release_all(root=args.root)
+        release_all(root=args.root, report=lambda line: print(line, flush=True))
     except ReleaseError as err:
         raise UsageError(str(err)) from None
     return 0
