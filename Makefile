@@ -40,6 +40,8 @@ $(STAMP): requirements.txt $(CONSTRAINTS) pyproject.toml scripts/install_browser
 	$(if $(filter current,$(TOOLCHAIN)),sed -E 's/^(jax|jaxlib)==.*/\1/' requirements.txt > $(REQUIREMENTS))
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r $(REQUIREMENTS) -c $(CONSTRAINTS)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	# nbgrader's Create Assignment panel edits the cell metadata the grader reads: not for students.
+	$(BIN)/jupyter labextension disable --level=sys_prefix nbgrader:create-assignment
 	touch $@
 
 # The custom kernels of Part V, built from source: the CPU handler with g++ into a shared library
@@ -87,6 +89,12 @@ test: $(STAMP) book
 .PHONY: test-fast
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow$(if $(MARK), and ($(MARK)))" $(ARGS)
+
+# Is a grade a function of the code? Every notebook of every assignment under 10 course secrets x
+# 3 student ids (tests/contract/test_score_stability.py): hours of CPU, so not part of `test`.
+.PHONY: test-stability
+test-stability: $(STAMP)
+	$(BIN)/python -m pytest --stability -m "stability$(if $(MARK), and ($(MARK)))" $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -30,7 +30,7 @@ def _release(args: argparse.Namespace) -> int:
     from autograder.instructor.release import ReleaseError, release_all
 
     try:
-        release_all(root=args.root)
+        release_all(root=args.root, report=lambda line: print(line, flush=True))
     except ReleaseError as err:
         raise UsageError(str(err)) from None
     return 0

@@ -4,14 +4,13 @@ fail a draw (a tolerance too tight for the numerics, an input class the rule can
     python benchmarks/seed_sweep.py ASSIGNMENT CHECK_ID [--variant NAME] [--seeds N]
 
 ``--variant``: ``reference`` (default) or the name of a correct alternative
-(``mutants.CORRECT``/``mutants.ALTERNATIVES``, or ps2's ``tests/assignments/ps2_alternatives``).
+(its contract's ``alternatives``: autograder/README.md).
 Prints the failed seeds with their messages. Unsandboxed (``exec``): the course's own code only.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 import time
 from pathlib import Path
@@ -21,17 +20,15 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "assignments")]
 
 from grade_inprocess import run_cells
 
+from autograder.assignments import contract
 from autograder.inprocess import load, run_check
 from autograder.instructor.classroom import make_submission, solution_sources
 
 
 def alternatives(assignment: str) -> dict:
-    if assignment == "ps2_autodidax":
-        from ps2_alternatives import ALTERNATIVES
-
-        return ALTERNATIVES
-    mutants = importlib.import_module(f"autograder.assignments.{assignment}.mutants")
-    return {**getattr(mutants, "CORRECT", {}), **getattr(mutants, "ALTERNATIVES", {})}
+    """name -> (description, cells) of the assignment's correct alternatives (its contract)."""
+    return {name: (alt.description, dict(alt.cells))
+            for name, alt in contract(assignment).alternatives.items()}
 
 
 def main() -> None:

@@ -20,6 +20,8 @@ Markers (registered in pyproject.toml; ``--strict-markers`` is on), applied at c
 - ``book``: reads the built book (``make book``): tests/book/test_executed_chapters.py and every
   test function whose name has the word ``built``.
 - ``browser``: drives headless Chromium over the built site (tests/browser/).
+- ``stability`` (set by the test module): grades under many secrets and ids; skipped unless
+  pytest gets ``--stability`` (``make test-stability``).
 """
 
 from __future__ import annotations
@@ -51,8 +53,8 @@ DEMO_LIMIT_S = 1800
 # Fixtures that grade a class (by the real command, or many notebooks in process), by name, in
 # whatever module: a test that uses one, directly or through another fixture, is `slow`. Each
 # costs from half a minute (the toy course) to ten (the demo classes) on a 2-core machine.
-SLOW_FIXTURES = ("demo_out", "graded", "mutants_graded", "mutants", "failed", "grading", "runs",
-                 "visible")
+SLOW_FIXTURES = ("demo_out", "graded", "failed_checks", "mutants_graded", "mutants", "failed",
+                 "grading", "runs", "visible")
 # Fixtures that grade a class under a limit of their own (seconds), by name or as
 # "<the file that defines it>::<name>": a test that uses one is given that limit on top of its
 # own, since pytest-timeout counts the time a test waits for its fixtures; the fixture's own limit
@@ -96,6 +98,59 @@ def demo_out(tmp_path_factory) -> Path:
                     f"{stdout[-3000:]}", pytrace=False)
     assert run.returncode == 0, stdout[-3000:] + stderr[-3000:]
     return out
+
+
+# --- every notebook an assignment's contract names, graded once per session, in process ---------
+
+def contract_variants(name: str) -> list[str]:
+    """What ``graded(name)`` grades: the reference, the untouched notebook, the demo class's
+    partial student, every wrong solution and every correct alternative the contract names."""
+    from autograder.assignments import contract
+
+    a = contract(name)
+    return (["reference", "untouched", "demo:partial"]
+            + [f"wrong:{w}" for w in sorted(a.wrong_solutions)]
+            + [f"alt:{alt}" for alt in sorted(a.alternatives)])
+
+
+@pytest.fixture(scope="session")
+def graded():
+    """``graded(name)``: variant -> report (tests/contract/grade_variants.py), each assignment
+    graded once, when a test first asks. The contract tests judge these reports; the reproducer
+    tests take from them the checks each wrong notebook fails, instead of grading it again."""
+    sys.path.insert(0, str(TESTS / "contract"))
+    from grade_variants import in_subprocesses
+
+    from autograder.assignments import REGISTRY
+
+    cache: dict[str, dict[str, dict]] = {}
+
+    def get(name: str) -> dict[str, dict]:
+        if name not in cache:
+            cache[name] = in_subprocesses(REGISTRY[name], contract_variants(name))
+        return cache[name]
+
+    return get
+
+
+def demo_variant(student: str) -> str:
+    """The ``graded`` variant of a demo class student or a wrong solution's name: ``untouched``,
+    ``demo:partial``, ``wrong:NAME`` (``wrong_NAME`` or ``NAME``)."""
+    if student in ("untouched", "reference"):
+        return student
+    if student == "partial":
+        return "demo:partial"
+    return f"wrong:{student.removeprefix('wrong_')}"
+
+
+@pytest.fixture(scope="session")
+def failed_checks(graded):
+    """``failed_checks(name, student)``: the ids of the checks that notebook fails (``graded``)."""
+    def get(name: str, student: str) -> list[str]:
+        report = graded(name)[demo_variant(student)]
+        return [c["id"] for c in report["checks"] if not c["passed"]]
+
+    return get
 
 
 # --- markers ---------------------------------------------------------------------------------
@@ -207,8 +262,17 @@ def _limit(item) -> float:
     return float(item.config.getini("timeout") or 0)
 
 
+def pytest_addoption(parser):
+    parser.addoption("--stability", action="store_true",
+                     help="run the tests marked `stability` (hours of CPU: make test-stability)")
+
+
 def pytest_collection_modifyitems(config, items):
+    skip_costly = pytest.mark.skip(reason="costly (every check under 30 inputs): run with --stability, "
+                                     "`make test-stability`")
     for item in items:
+        if item.get_closest_marker("stability") and not config.getoption("stability"):
+            item.add_marker(skip_costly)
         where = Path(str(item.path)).resolve()
         module = where.relative_to(TESTS).as_posix() if where.is_relative_to(TESTS) else ""
         names = {m.name for m in item.iter_markers()}

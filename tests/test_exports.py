@@ -42,6 +42,7 @@ GRADESCOPE_SCHEMA = {
                 "status": {"enum": ["passed", "failed"]},
                 "name": {"type": "string"}, "number": {"type": "string"},
                 "output": {"type": "string"},
+                "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
                 "tags": {"type": "array", "items": {"type": "string"}},
                 "visibility": VISIBILITY, "extra_data": {"type": "object"},
             },
@@ -111,7 +112,8 @@ def test_the_bundle_grades_one_submission_as_gradescope_runs_it(demo_out, tmp_pa
     mine = json.loads((demo_out / name / "graded" / "results" / "partial.json").read_text())
     row = next(r for r in exports.read_grades(demo_out / name / "graded")
                if r["student_id"] == "partial")
-    assert data == exports.gradescope_results(mine, message=row["message"])
+    assert data == exports.gradescope_results(
+        mine, message=row["message"], reproducers=exports.gradescope_reproducers(mine))
 
 
 @pytest.mark.parametrize("name", ASSIGNMENTS)
@@ -201,3 +203,40 @@ def test_gradescope_finds_a_student_whose_id_is_no_file_name(tmp_path):
     dest = exports.write_gradescope(out, long_id, tmp_path / "r.json")
     assert json.loads(dest.read_text())["score"] == 1.0
     assert exports.results_path(out, "nobody") is None
+
+
+def test_canvas_csv_says_which_students_the_roster_and_the_grades_do_not_share(tmp_path):
+    """Issue 30: roster students without a submission had no row, and graded students the
+    roster lacks passed without a word. Now the first get a row with an empty score (Canvas's
+    import leaves a blank cell's grade as it is) and each mismatch is said on stderr."""
+    out = _graded(tmp_path, {"alice": 2.0, "stranger": 1.0})
+    roster = tmp_path / "roster.csv"
+    with roster.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow([*CANVAS_IDENTITY, "ps (1)"])
+        w.writerow(["    Points Possible", "", "", "", "", "2"])  # Canvas's own export has it
+        w.writerow(["Alice, A", "1", "S1", "alice", "Section A", ""])
+        w.writerow(["Bob, B", "2", "S2", "bob", "Section A", ""])
+    said: list[str] = []
+    rows = list(csv.reader(io.StringIO(exports.canvas_csv(out, roster=roster, warn=said.append))))
+    by_login = {r[3]: r for r in rows[2:]}
+    assert set(by_login) == {"alice", "stranger", "bob"}
+    assert by_login["alice"] == ["Alice, A", "1", "S1", "alice", "Section A", "2"]
+    assert by_login["bob"] == ["Bob, B", "2", "S2", "bob", "Section A", ""]
+    assert by_login["stranger"] == ["", "", "", "stranger", "", "1"]
+    assert len(said) == 2
+    assert "1 student (bob)" in said[0] and "no graded submission" in said[0]
+    assert "1 student (stranger)" in said[1] and "not in the roster" in said[1]
+    # The command says it on stderr; stdout stays the CSV alone.
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    run = subprocess.run([sys.executable, "-m", "autograder", "export", "canvas", str(out),
+                          "--roster", str(roster)], cwd=ROOT, env=env, capture_output=True,
+                         text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.count("warning:") == 2 and "bob" in run.stderr
+    assert list(csv.reader(io.StringIO(run.stdout))) == rows
+    # Without mismatches, nothing is said.
+    said.clear()
+    exports.canvas_csv(_graded(tmp_path / "2", {"alice": 2.0, "bob": 1.0}), roster=roster,
+                       warn=said.append)
+    assert said == []

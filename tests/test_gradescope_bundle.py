@@ -123,3 +123,53 @@ def _staged(tmp_path: Path, files: dict[str, str]) -> dict[str, str]:
 ])
 def test_the_notebook_is_chosen_as_the_local_grader_chooses(tmp_path, files, staged):
     assert _staged(tmp_path, files) == staged
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_the_bundle_puts_each_failed_checks_reproducer_in_results_json(tmp_path):
+    """The bundle run as Gradescope runs it (unzipped into /autograder/source, run_autograder
+    with the submission beside a JupyterLab checkpoint of the untouched notebook): every failed
+    check's output is Markdown holding its "Try it yourself" snippet, the one the feedback page
+    shows; a passed check's output has none."""
+    import os
+    import subprocess
+    import sys
+
+    import nbformat
+
+    from autograder.grade import reproduce
+    from autograder.instructor.classroom import make_submission, mutant_submission
+    from autograder.instructor.gradescope import build_bundle, unpack
+
+    name, mutant = "ps1_primitives", "jvp_drops_w_term"  # loses points on ps1.jvp only
+    autograder = tmp_path / "autograder"
+    unpack(build_bundle(assignment=name, root=ROOT, dest=tmp_path / "bundle.zip"),
+           autograder / "source")
+    submission = autograder / "submission"
+    (submission / ".ipynb_checkpoints").mkdir(parents=True)
+    nbformat.write(mutant_submission(name, mutant, root=ROOT), submission / f"{name}.ipynb")
+    nbformat.write(make_submission(name, {}, root=ROOT),
+                   submission / ".ipynb_checkpoints" / f"{name}-checkpoint.ipynb")
+    (autograder / "submission_metadata.json").write_text(json.dumps(
+        {"users": [{"id": "s1", "name": "A Student", "email": "a@example.org"}]}))
+    env = {**os.environ, "AUTOGRADER_ROOT": str(autograder), "PYTHON": sys.executable}
+    env.pop("PYTHONPATH", None)  # the bundle's own code, not this checkout's
+    run = subprocess.run(["bash", str(autograder / "source" / "run_autograder")], env=env,
+                         capture_output=True, text=True, timeout=850, check=False)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    data = json.loads((autograder / "results" / "results.json").read_text())
+
+    failed = [t for t in data["tests"] if t["status"] == "failed"]
+    assert failed and all(t["name"].startswith("ps1.jvp.") for t in failed), data["output"]
+    for test in data["tests"]:
+        check_id = test["name"].split(": ", 1)[0]
+        if test["status"] == "passed":
+            assert test["output"] == "passed" and "output_format" not in test
+            continue
+        snippet = reproduce.reproducer(name, check_id)
+        assert snippet, check_id
+        assert test["output_format"] == "md"
+        message, _, rest = test["output"].partition("\n\n**Try it yourself**")
+        assert message and "Try it yourself" not in message
+        assert f"```python\n{snippet.rstrip()}\n```\n" in rest, check_id

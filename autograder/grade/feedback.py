@@ -120,6 +120,17 @@ def task_lines(assignment: Assignment, by_check: dict) -> list[dict]:
     return lines
 
 
+def unattempted(task_ids: list[str], test: dict) -> bool:
+    """A check that failed because a stub still raises its NotImplementedError (``raise
+    NotImplementedError("<task id>: write ...")``): its own task's, or that of a task it needs
+    (ps1's transpose checks need abstract_eval); a refused cell is not one. Its snippet would
+    only show that error again."""
+    message = test["message"]
+    return (test["status"] in ("failed", "error")
+            and any(f"NotImplementedError: {task_id}:" in message for task_id in task_ids)
+            and "was not run" not in message and "refused by the cell policy" not in message)
+
+
 def render(result: dict, assignment: Assignment, detail: dict, *, lang: str = "en") -> str:
     """``result``: the results JSON; ``detail``: the worker's report (cells, notes, per-check);
     ``lang``: the page's language (autograder.grade.messages), which changes only what it says."""
@@ -139,6 +150,11 @@ def render(result: dict, assignment: Assignment, detail: dict, *, lang: str = "e
             lang, "feedback.score", score=f"{result['score']:g}",
             max_score=f"{result['max_score']:g}") + "</p>",
     ]
+    gpu_left_out = sum(t["max_points"] for t in by_check.values() if t["status"] == "not-run")
+    if gpu_left_out:  # on the first screen: the maximum is not the notebook's points
+        parts.append("<p class='note' id='gpu'>" + text(
+            lang, "feedback.gpu_left_out", points=f"{gpu_left_out:g}",
+            max_score=f"{result['max_score']:g}") + "</p>")
     if "late_note" in result:  # only where the course has a late policy (autograder.grade.late)
         parts.append("<p class='note' id='late'>" + text(
             lang, "feedback.late", note=_esc(late_note(lang, result["late_note"])),
@@ -156,6 +172,7 @@ def render(result: dict, assignment: Assignment, detail: dict, *, lang: str = "e
                  f"<th class='pts'>{text(lang, 'feedback.points')}</th>"
                  f"<th class='res'>{text(lang, 'feedback.result')}</th></tr>")
     lines = task_lines(assignment, by_check)
+    task_ids = [t.id for t in assignment.tasks]
     for line in lines:
         task = line["task"]
         why = (f"<div class='muted'>{_esc(explain(lang, line['first_failure']))}</div>"
@@ -173,10 +190,14 @@ def render(result: dict, assignment: Assignment, detail: dict, *, lang: str = "e
         parts.append(f"<h3 id='{_esc(task.id)}'>{_esc(task.id)}: {title(task)} "
                      f"({line['points']:g} / {line['max_points']:g})</h3>")
         checks = [c for c in assignment.checks if c.task == task.id]
-        folded = line["result"] == "passed"  # nothing to act on: one line, the checks folded
+        stubs = [c for c in checks if unattempted(task_ids, by_check[c.id])]
+        # Every check fails with a stub's error (a task not attempted): nothing else to read.
+        not_attempted = bool(stubs) and all(
+            c in stubs for c in checks if by_check[c.id]["status"] != "not-run")
+        folded = line["result"] == "passed" or not_attempted  # one line, the checks folded
         if folded:
-            parts.append(f"<details><summary>{text(lang, 'feedback.all_passed', n=len(checks))}"
-                         "</summary>")
+            key = "feedback.not_attempted" if not_attempted else "feedback.all_passed"
+            parts.append(f"<details><summary>{text(lang, key, n=len(checks))}</summary>")
         for check in checks:
             t = by_check[check.id]
             parts.append(
@@ -187,7 +208,9 @@ def render(result: dict, assignment: Assignment, detail: dict, *, lang: str = "e
             if t["status"] != "passed" and t["message"]:
                 parts.append(f"<p>{_esc(explain(lang, t['message']))}</p>")
             if t["status"] in ("failed", "error") and check.id in reproducers:
-                parts.append("<details class='repro' open><summary>"
+                # Open under an attempted rule that fails; closed under a stub's error.
+                shown = "" if check in stubs else " open"
+                parts.append(f"<details class='repro'{shown}><summary>"
                              f"{text(lang, 'feedback.try_it')}</summary>"
                              f"<pre class='repro'>{_esc(reproducers[check.id])}</pre></details>")
             parts.append("</div>")

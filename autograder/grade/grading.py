@@ -203,10 +203,8 @@ def _write_student(out: Path, spec: Assignment, assignment: str, package: str,
                    student_id: str, result: dict, detail: dict, lang: str = "en") -> None:
     """One student's results JSON and feedback page (``student_id``: as found on disk)."""
     # A snippet per failed check, unless the file was not a notebook it could follow.
-    detail["reproducers"] = {} if detail["status"] == "error" else {
-        c.id: code for c in spec.checks
-        if detail["tests"][c.id]["status"] in ("failed", "error") and not c.needs_gpu
-        and (code := reproduce.reproducer(assignment, c.id, package)) is not None}
+    detail["reproducers"] = {} if detail["status"] == "error" else reproduce.for_failed_checks(
+        spec, assignment, detail["tests"], package)
     name = record.safe_filename(student_id)
     record.write_results(out, result, name)
     (out / "feedback" / f"{name}.html").write_text(feedback.render(result, spec, detail,

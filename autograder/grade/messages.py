@@ -41,6 +41,11 @@ EN: dict[str, str] = {
         "<em>Try it yourself</em> gives a few lines to paste into a new cell after your own: "
         "they show the failure on small inputs of their own (not the grading inputs)."),
     "feedback.all_passed": "all {n} checks passed: show them",
+    "feedback.not_attempted": ("all {n} checks fail with a stub's NotImplementedError (a task "
+                               "not attempted yet): show them"),
+    "feedback.gpu_left_out": ("{points} points of checks that need a GPU were not run (the "
+                              "grading machine had none) and are left out of the maximum: "
+                              "the score is out of {max_score}"),
     "feedback.try_it": "Try it yourself",
     "feedback.notebook": "Your notebook, as graded",
     "feedback.more_cells": ("{n} more cells not shown (the page shows at most {limit} "
@@ -103,6 +108,10 @@ ZH: dict[str, str] = {
         "<em>自己试试</em>:把其中几行粘贴到你自己代码之后的新单元格里运行,"
         "它们会在自带的小输入(不是评分用的输入)上重现这个错误。"),
     "feedback.all_passed": "全部 {n} 项检查都已通过:展开查看",
+    "feedback.not_attempted": ("全部 {n} 项检查都因占位代码抛出 NotImplementedError 而未通过"
+                               "(有任务尚未作答):展开查看"),
+    "feedback.gpu_left_out": ("{points} 分的检查需要 GPU,评分机器没有 GPU,未运行,不计入满分:"
+                              "满分为 {max_score}"),
     "feedback.try_it": "自己试试",
     "feedback.notebook": "你的笔记本(评分时的内容)",
     "feedback.more_cells": "另有 {n} 个单元格未显示(本页最多显示笔记本中的 {limit} 个字符)",
@@ -166,6 +175,7 @@ PHRASES: tuple[tuple[str, str], ...] = (
     (" s ran out during this check", " 秒在这项检查运行期间用完"),
     ("not run: too many restarts of the notebook's process", "未运行:笔记本进程重启次数过多"),
     (" Your cell for this task was not run: ", " 你为这个任务写的单元格没有运行:"),
+    (" What the check then saw: ", " 检查随后看到的是:"),  # autograder.worker.runner.REFUSED_THEN
     ("not run: refused by the cell policy: ", "未运行,被单元格策略拒绝:"),
     ("test cell: graded by the autograder's own checks", "测试单元格:由自动评分器自己的检查评分"),
     (" edited provided or test cell(s) were restored from the release",

@@ -165,25 +165,42 @@ def _venv_on_path() -> None:
         os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
 
 
+def grade_cell_maxima(assignment: Assignment, results: list[dict]) -> dict[str, float]:
+    """Per grade cell that has checks, the points it can earn as the grader scores them
+    (``score_of``): its checks' points, less those of checks that ran for no student of
+    ``results`` (GPU checks where no GPU was seen: ``not-run``). The gradebook's maximum is then
+    grades.csv's and Canvas's (52 for ps1 without a GPU, not the 54 of the notebook's points)."""
+    ran = {check_id for r in results for check_id, t in r["tests_by_check"].items()
+           if t["status"] != "not-run"}
+    maxima: dict[str, float] = {}
+    for c in assignment.checks:
+        counted = c.id in ran or not results
+        maxima[c.grade_cell] = maxima.get(c.grade_cell, 0.0) + (float(c.points) if counted else 0)
+    return {cell: round(points, 6) for cell, points in maxima.items()}
+
+
 def write_gradebook(db_url: str, assignment: Assignment, release_cells: list[dict],
                     results: list[dict], check_cells: dict[str, str]) -> dict[str, str]:
     """Per nbgrader grade cell, the sum of its checks' points, as the cell's auto_score.
 
     The assignment, notebook and grade cells are created from the release notebook's nbgrader
-    metadata when absent, so ``nbgrader export`` and the formgrader work on the result. Each
-    student is written on their own: the returned {student id: why} are those that failed, and
-    the others' rows are written all the same.
+    metadata when absent, so ``nbgrader export`` and the formgrader work on the result; a grade
+    cell's maximum is the grader's (``grade_cell_maxima``; the notebook's points for a cell no
+    check counts toward). Each student is written on their own: the returned {student id: why}
+    are those that failed, and the others' rows are written all the same.
     """
     Gradebook, MissingEntry = _gradebook_api()
     _venv_on_path()
 
     notebook = Path(assignment.notebook).stem
+    maxima = grade_cell_maxima(assignment, results)
     grade_cells = {}
     for cell in release_cells:
         meta = nbgrader_meta(cell)
         if meta.get("grade") and meta.get("grade_id"):
-            grade_cells[meta["grade_id"]] = (float(meta.get("points", 0)),
-                                             cell.get("cell_type", "code"))
+            grade_cells[meta["grade_id"]] = (
+                maxima.get(meta["grade_id"], float(meta.get("points", 0))),
+                cell.get("cell_type", "code"))
     with warnings.catch_warnings(), Gradebook(db_url) as gb:
         # nbgrader's add_submission trips SQLAlchemy autoflush warnings; they are harmless.
         warnings.simplefilter("ignore")

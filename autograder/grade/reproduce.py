@@ -94,3 +94,13 @@ def reproducer(assignment: str, check_id: str,
         return found.reproducer(check_id)
     except Exception:  # noqa: BLE001 - the page is still written without it
         return None
+
+
+def for_failed_checks(spec: Any, assignment: str, tests: dict[str, dict],
+                      package: str = "autograder.assignments") -> dict[str, str]:
+    """check id -> the snippet of each check in ``tests`` (check id -> its results entry) that
+    failed or was an error, where the assignment has one; GPU checks have none. What the
+    feedback page shows and Gradescope's ``results.json`` carries."""
+    return {c.id: code for c in spec.checks
+            if tests.get(c.id, {}).get("status") in ("failed", "error") and not c.needs_gpu
+            and (code := reproducer(assignment, c.id, package)) is not None}

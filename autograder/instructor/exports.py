@@ -10,7 +10,10 @@ Gradescope (its "Autograder Specifications"): ``results.json`` has a top-level `
 ``score``, ``max_score``, ``status`` (``passed``/``failed``), ``output`` and ``visibility``
 (``visible``, ``hidden``, ``after_due_date`` or ``after_published``). Each of our checks becomes a
 test whose output is the same message the student's feedback page shows; hidden checks' code,
-inputs and expected values are never in it (the grader never writes them anywhere).
+inputs and expected values are never in it (the grader never writes them anywhere). A failed
+check's output also carries its "Try it yourself" snippet, the one the feedback page shows
+(autograder.grade.reproduce; inputs of its own, never the grading ones): such a test's output is
+Markdown (``output_format: "md"``), the message escaped and the snippet in a code block.
 
 Canvas (its gradebook import format): a CSV whose first columns identify the student
 (``Student``, ``ID``, ``SIS User ID``, ``SIS Login ID``, ``Section``), then one column per
@@ -21,11 +24,15 @@ title creates one), an optional ``Points Possible`` row under the header, and on
 from __future__ import annotations
 
 import csv
+import importlib
 import io
 import json
+import re
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from autograder.grade.record import csv_field, csv_field_read, safe_filename
+from autograder.grade.record import clean_text, csv_field, csv_field_read, safe_filename
 
 GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
 CANVAS_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -55,14 +62,51 @@ def results_path(out: Path, student_id: str) -> Path | None:
     return None
 
 
+# Markdown's punctuation that can start or end markup in a one-line message: escaped, so that
+# the message shows as it reads.
+_MARKDOWN = re.compile(r"([\\`*_\[\]#|<>~])")
+TRY_IT = ("**Try it yourself**: paste these lines into a new cell after your own cells and run "
+          "it; they show the failure on small inputs of their own (not the grading inputs).")
+
+
+def check_id_of(test: dict) -> str:
+    """The check id of a results entry (its name is ``"<check id>: <description>"``)."""
+    return test["name"].split(": ", 1)[0]
+
+
+def gradescope_reproducers(result: dict, *, status: str = "graded",
+                           package: str = "autograder.assignments") -> dict[str, str]:
+    """check id -> the "Try it yourself" snippet of each failed check, as the feedback page
+    shows them (none for an ungradable submission, none for an assignment whose checks cannot
+    be found here). Imports the assignment's checks and reproducers (and so JAX)."""
+    if status == "error":
+        return {}
+    from autograder.grade import reproduce
+
+    try:
+        spec = importlib.import_module(f"{package}.{result['assignment']}.checks").ASSIGNMENT
+    except ImportError:
+        return {}
+    tests = {check_id_of(t): t for t in result.get("tests", [])}
+    return reproduce.for_failed_checks(spec, result["assignment"], tests, package)
+
+
+def _with_reproducer(message: str, snippet: str) -> str:
+    fence = "`" * max(3, 1 + max((len(r) for r in re.findall("`+", snippet)), default=0))
+    escaped = _MARKDOWN.sub(r"\\\1", message)
+    return f"{escaped}\n\n{TRY_IT}\n\n{fence}python\n{snippet.rstrip()}\n{fence}\n"
+
+
 def gradescope_results(result: dict, *, status: str = "graded", message: str = "",
                        visibility: str = "after_published",
-                       test_visibility: str = "after_published") -> dict:
+                       test_visibility: str = "after_published",
+                       reproducers: dict[str, str] | None = None) -> dict:
     """One student's Gradescope ``results.json`` from our results JSON.
 
     ``visibility`` applies to the whole result, ``test_visibility`` to each check (by default
     both wait until the instructor publishes grades). A check that did not run for want of a GPU
-    is left out, as it is left out of our maximum score."""
+    is left out, as it is left out of our maximum score. ``reproducers``: check id -> snippet
+    (``gradescope_reproducers``), put under each failed check's message."""
     for v in (visibility, test_visibility):
         if v not in GRADESCOPE_VISIBILITY:
             raise ValueError(f"visibility must be one of {GRADESCOPE_VISIBILITY}, not {v!r}")
@@ -79,6 +123,10 @@ def gradescope_results(result: dict, *, status: str = "graded", message: str = "
             "output": test["message"] or "passed",
             "visibility": test_visibility,
         })
+        snippet = (reproducers or {}).get(check_id_of(test))
+        if snippet is not None and test["status"] in ("failed", "error"):
+            tests[-1].update(output=_with_reproducer(tests[-1]["output"], snippet),
+                             output_format="md")
     summary = (f"{result['assignment']}: {result['score']:g} / {result['max_score']:g}"
                + (f" ({message})" if message else "")
                + (f"; {result['late_note']}, {result['raw_score']:g} before the late penalty"
@@ -89,29 +137,42 @@ def gradescope_results(result: dict, *, status: str = "graded", message: str = "
             "stdout_visibility": "hidden", "tests": tests}
 
 
-def write_gradescope(out: Path, student_id: str, dest: Path, **visibility: str) -> Path:
-    """``dest`` (Gradescope reads /autograder/results/results.json) for one graded student."""
+def write_gradescope(out: Path, student_id: str, dest: Path, *,
+                     package: str = "autograder.assignments", **visibility: str) -> Path:
+    """``dest`` (Gradescope reads /autograder/results/results.json) for one graded student,
+    each failed check with its snippet (``gradescope_reproducers``)."""
     path = results_path(out, student_id)
     if path is None:
         raise FileNotFoundError(f"no results for student {student_id!r} in {out}")
     result = json.loads(path.read_text("utf-8"))
     row = next((r for r in read_grades(out) if r["student_id"] == student_id), {})
-    data = gradescope_results(result, status=row.get("status", "graded"),
-                              message=row.get("message", ""), **visibility)
+    status = row.get("status", "graded")
+    data = gradescope_results(result, status=status, message=row.get("message", ""),
+                              reproducers=gradescope_reproducers(result, status=status,
+                                                                 package=package),
+                              **visibility)
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return dest
 
 
-def canvas_csv(out: Path, *, column: str | None = None, roster: Path | None = None) -> str:
+def canvas_csv(out: Path, *, column: str | None = None, roster: Path | None = None,
+               warn: Callable[[str], None] | None = None) -> str:
     """The Canvas gradebook import CSV for a graded class.
 
     ``column``: the gradebook column to fill (``"ps1_primitives (1234)"`` for an existing
     assignment; default: the assignment's name, which Canvas imports as a new column). ``roster``: a CSV exported from Canvas's gradebook (it has the identity
     columns); students are matched on ``SIS Login ID`` = our student id. Without a roster the
     student id goes in ``SIS Login ID`` and the other identity columns stay empty, which
-    Canvas accepts when logins are the students' ids."""
+    Canvas accepts when logins are the students' ids.
+
+    With a roster, mismatches are said (``warn``, by default a line on stderr each): a roster
+    student without a graded submission gets a row with an empty score, which Canvas's import
+    leaves as it is (a blank cell changes no grade; Canvas's missing-submission policy, where
+    the course sets one, gives the 0), after the graded rows in roster order; a graded student
+    the roster does not have keeps their row, with their id alone to match on."""
+    warn = warn or (lambda line: print(line, file=sys.stderr))
     known: dict[str, dict] = {}
     if roster is not None:
         with open(roster, newline="", encoding="utf-8-sig") as f:
@@ -132,4 +193,27 @@ def canvas_csv(out: Path, *, column: str | None = None, roster: Path | None = No
         identity[3] = row["student_id"]
         # Scores are ours and never negative; every text field is kept from spreadsheet formulas.
         writer.writerow([*map(csv_field, identity), f"{float(row['score']):g}"])
+    if roster is not None:
+        graded = {row["student_id"] for row in grades}
+        missing = [login for login in known if login not in graded]
+        for login in missing:
+            identity = [known[login].get(k, "") or "" for k in CANVAS_IDENTITY]
+            writer.writerow([*map(csv_field, identity), ""])
+        unknown = [row["student_id"] for row in grades if row["student_id"] not in known]
+        if missing:
+            warn(f"warning: {_some(missing)} in the roster {roster} had no graded submission: "
+                 "their rows have an empty score, which Canvas's import leaves as it is (set "
+                 "Canvas's missing-submission policy, or grade their work, for a 0 or a grade)")
+        if unknown:
+            warn(f"warning: {_some(unknown)} graded in {out} {'is' if len(unknown) == 1 else 'are'}"
+                 f" not in the roster {roster} (no SIS Login ID matches): "
+                 f"{'its row has' if len(unknown) == 1 else 'their rows have'} the id alone, "
+                 "which Canvas's import reports as unmatched unless it is a login it knows")
     return buffer.getvalue()
+
+
+def _some(ids: list[str], shown: int = 20) -> str:
+    """"3 students (a, b, c)", the first ``shown`` ids named, each made printable."""
+    names = ", ".join(clean_text(i, 60) for i in ids[:shown])
+    more = f", and {len(ids) - shown} more" if len(ids) > shown else ""
+    return f"{len(ids)} student{'s' if len(ids) != 1 else ''} ({names}{more})"

@@ -22,6 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import jupytext
@@ -128,8 +129,11 @@ def release(name: str, *, root: Path, db_url: str | None = None) -> Path:
         # Allowed (the cells stay), but the grades recorded so far count the old points.
         print(f"note: the points of {name} changed since the gradebook recorded them "
               f"({'; '.join(changed)}): regrade the class", file=sys.stderr)
+    kept = gpu_maxima_kept(name, root=root, db_url=db_url)
     with tempfile.TemporaryDirectory(prefix=f"release-{name}-") as tmp:
         released = generate(name, root=root, workdir=Path(tmp), db_url=db_url)
+        if kept:  # nbgrader wrote the notebook's points back: the grader's maximum again
+            _set_maxima(name, db_url, kept)
         target = release_path(name, root=root)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(released.read_bytes())
@@ -220,32 +224,111 @@ def stale_zh(name: str, *, root: Path) -> list[str]:
     return problems
 
 
-def points_changed(name: str, *, root: Path, db_url: str) -> list[str]:
-    """Each graded cell whose points in the source differ from the gradebook's record of them,
-    when the gradebook holds submissions of ``name`` (nothing to regrade otherwise)."""
+def _recorded_maxima(name: str, db_url: str) -> dict[str, float]:
+    """grade cell -> the gradebook's maximum of it, when the gradebook holds submissions of
+    ``name`` (else empty: nothing was graded against it)."""
     if db_url.startswith("sqlite:///") and not Path(db_url[len("sqlite:///"):]).is_file():
-        return []  # Gradebook() would create it
+        return {}  # Gradebook() would create it
     from autograder.grade.record import _gradebook_api
 
     Gradebook, MissingEntry = _gradebook_api()
-    points = {meta["grade_id"]: float(meta.get("points", 0))
-              for cell in source_notebook(name, root=root).cells
-              if (meta := cell.metadata.get("nbgrader", {})).get("grade") and meta.get("grade_id")}
     with Gradebook(db_url) as gb:
         try:
             assignment = gb.find_assignment(name)
         except MissingEntry:
-            return []
+            return {}
         if not assignment.submissions:
-            return []
-        recorded = {c.name: float(c.max_score) for nb in assignment.notebooks
-                    for c in nb.grade_cells}
+            return {}
+        return {c.name: float(c.max_score) for nb in assignment.notebooks
+                for c in nb.grade_cells}
+
+
+def _source_points(name: str, *, root: Path) -> dict[str, float]:
+    return {meta["grade_id"]: float(meta.get("points", 0))
+            for cell in source_notebook(name, root=root).cells
+            if (meta := cell.metadata.get("nbgrader", {})).get("grade") and meta.get("grade_id")}
+
+
+def _gpu_points(name: str) -> dict[str, float]:
+    """grade cell -> the points of its GPU checks, which the grader leaves out of its maximum
+    (and of the gradebook's: record.grade_cell_maxima) where no GPU ran them."""
+    import importlib
+
+    try:
+        spec = importlib.import_module(f"autograder.assignments.{name}.checks").ASSIGNMENT
+    except ImportError:
+        return {}
+    gpu: dict[str, float] = {}
+    for c in spec.checks:
+        if c.needs_gpu:
+            gpu[c.grade_cell] = gpu.get(c.grade_cell, 0.0) + float(c.points)
+    return gpu
+
+
+def _without_gpu(recorded: float, points: float, gpu: float) -> bool:
+    """The gradebook's maximum is the source's points less the GPU checks': no change."""
+    return gpu > 0 and round(points - gpu, 6) == round(recorded, 6)
+
+
+def points_changed(name: str, *, root: Path, db_url: str) -> list[str]:
+    """Each graded cell whose points in the source differ from the gradebook's record of them,
+    when the gradebook holds submissions of ``name`` (nothing to regrade otherwise). A record
+    that leaves out GPU checks that did not run is no change."""
+    recorded = _recorded_maxima(name, db_url)
+    if not recorded:
+        return []
+    points, gpu = _source_points(name, root=root), _gpu_points(name)
     return [f"{cell}: {recorded[cell]:g} -> {points[cell]:g}" for cell in sorted(points)
-            if cell in recorded and recorded[cell] != points[cell]]
+            if cell in recorded and recorded[cell] != points[cell]
+            and not _without_gpu(recorded[cell], points[cell], gpu.get(cell, 0.0))]
 
 
-def release_all(*, root: Path, db_url: str | None = None) -> list[Path]:
-    return [release(name, root=root, db_url=db_url) for name in names(root=root)]
+def gpu_maxima_kept(name: str, *, root: Path, db_url: str) -> dict[str, float]:
+    """grade cell -> the gradebook's maximum, for each cell whose recorded maximum leaves out GPU
+    checks that did not run: nbgrader's release writes the notebook's points over it, and
+    ``release`` puts it back, so that ``nbgrader export`` keeps grades.csv's maximum."""
+    recorded = _recorded_maxima(name, db_url)
+    if not recorded:
+        return {}
+    points, gpu = _source_points(name, root=root), _gpu_points(name)
+    return {cell: value for cell, value in recorded.items() if cell in points
+            and _without_gpu(value, points[cell], gpu.get(cell, 0.0))}
+
+
+def _set_maxima(name: str, db_url: str, maxima: dict[str, float]) -> None:
+    from autograder.grade.record import _gradebook_api
+
+    Gradebook, _ = _gradebook_api()
+    with Gradebook(db_url) as gb:
+        for nb in gb.find_assignment(name).notebooks:
+            for cell in nb.grade_cells:
+                if cell.name in maxima:
+                    cell.max_score = maxima[cell.name]
+        gb.db.commit()
+
+
+def release_all(*, root: Path, db_url: str | None = None,
+                report: Callable[[str], None] | None = None) -> list[Path]:
+    """Release every assignment; ``report`` (the command: print) hears what each step did, as
+    it goes (nbgrader takes seconds per assignment)."""
+    root, done = Path(root).resolve(), []
+    for name in names(root=root):
+        if report:
+            report(f"releasing {name}: solutions/{name}/{name}.md -> nbgrader generate_assignment")
+        before = {p: p.read_bytes() if p.is_file() else None
+                  for p in (release_path(name, root=root), zh_release_path(name, root=root))}
+        done.append(release(name, root=root, db_url=db_url))
+        if report:
+            for path, old in before.items():
+                if path.is_file():
+                    how = ("unchanged" if path.read_bytes() == old
+                           else "written" if old is None else "updated")
+                    report(f"  {path.relative_to(root)}: {how}")
+    if report:
+        report(f"released {len(done)} assignments into {ASSIGNMENTS}/ (commit them with their "
+               f"sources); the gradebook {db_url or root / 'gradebook.db'} "
+               "records their cells")
+    return done
 
 
 def hidden_lines(name: str, *, root: Path) -> set[str]:

@@ -924,9 +924,12 @@ class _Session:
     def _fail(self, check: Check, why: str, status: str = "failed") -> None:
         assignment: Assignment = _state["assignment"]
         task = assignment.task(check.task)
-        blame = f" {check.blame}" if check.blame and status == "failed" else ""
-        message = f"[{task.id}] {why.rstrip('.')}.{blame}"
-        message += policy.refusal_of_task(self.notebook, task.id)
+        blame = f" {_sentence(check.blame)}" if check.blame and status == "failed" else ""
+        refused = policy.refusal_of_task(self.notebook, task.id)
+        if refused:  # the cause first: what the check then saw follows from it
+            message = f"[{task.id}]{refused}.{REFUSED_THEN}{why.rstrip('.')}.{blame}"
+        else:
+            message = f"[{task.id}] {why.rstrip('.')}.{blame}"
         self.result["tests"][check.id] = _entry(check, 0.0, status, message)
 
     def _tampering(self, who: str, names: list[str]) -> str:
@@ -934,6 +937,18 @@ class _Session:
         why = f"TAMPERING: {who} {shown}; this check earns nothing"
         self._add_note(why)
         return why
+
+
+# A failed check's message when the cell policy refused its task's cell: the refusal, then this,
+# then what the check saw (a stub's NotImplementedError, a NameError).
+REFUSED_THEN = " What the check then saw: "
+_FIRST_WORD = re.compile(r"[a-z]+(?=[ ,;:])")
+
+
+def _sentence(text: str) -> str:
+    """``text`` as a sentence after a full stop: its first word capitalised when it is a plain
+    word ("the JVP rule ..."), never when it is code (``div_jvp: ...``, ``jnp.sum``)."""
+    return text[:1].upper() + text[1:] if _FIRST_WORD.match(text) else text
 
 
 def _frame_kind(message: Any, kinds: tuple[str, ...]) -> str:

@@ -3,9 +3,10 @@ GPU has one; each passes the cell policy; after the reference solution's cells e
 to the end; after a wrong solution's cells every snippet of a check that solution fails raises.
 
 Wrong solutions: the demo class's wrong students, its partial student and the untouched notebook,
-and further mutants spread over the six tasks. Each is graded once in this process
-(grade_inprocess, seed 0), then the snippets of the checks it failed run in one fresh kernel
-after its cells (reproducer_kernel.run_after), as a student would paste them.
+and further mutants spread over the six tasks. The checks each fails come from the session's
+in-process grading of every notebook the contract names (``failed_checks``, tests/conftest.py,
+seed 0); the snippets of those checks then run in one fresh kernel after its cells
+(reproducer_kernel.run_after), as a student would paste them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import jax
 import pytest
-from grade_inprocess import ROOT, grade, write
+from grade_inprocess import ROOT
 from reproducer_kernel import run_after
 
 from autograder.grade import reproduce
@@ -112,21 +113,18 @@ def _wrong_notebooks() -> dict:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict:
-    """Snippet results after the reference's cells, which checks each wrong notebook fails, and
-    the results of those checks' snippets after its cells (one kernel per notebook; two kernels
-    run at a time, the first while this process grades)."""
-    tmp = tmp_path_factory.mktemp("ps1_reproducers")
+def runs(failed_checks) -> dict:
+    """Snippet results after the reference's cells, which checks each wrong notebook fails (the
+    session's in-process grading, ``failed_checks``), and the results of those checks' snippets
+    after its cells (one kernel per notebook, two at a time)."""
     codes = _codes()
     reference = make_submission(NAME, solution_sources(NAME, root=ROOT), root=ROOT)
     wrong = _wrong_notebooks()
+    failed = {name: failed_checks(NAME, name) for name in wrong}
     with ThreadPoolExecutor(max_workers=2) as pool:
         on_reference = pool.submit(run_after, reference, codes)
-        failed, pending = {}, {}
-        for name, nb in wrong.items():
-            graded = grade(write(nb, tmp / f"{name}.ipynb"), NAME)
-            failed[name] = [c["id"] for c in graded["checks"] if c["status"] == "failed"]
-            pending[name] = pool.submit(run_after, nb, {i: codes[i] for i in failed[name]})
+        pending = {name: pool.submit(run_after, nb, {i: codes[i] for i in failed[name]})
+                   for name, nb in wrong.items()}
         return {"reference": on_reference.result(), "failed": failed,
                 "snippets": {name: future.result() for name, future in pending.items()}}
 

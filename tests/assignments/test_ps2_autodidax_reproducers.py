@@ -9,26 +9,19 @@ them: in a fresh kernel after the notebook's own cells (tests/reproducer_kernel.
   and further mutants of every task), the snippet of each check the solution fails when graded
   raises.
 
-Which checks a solution fails comes from grading it once, in this process, as the in-process
-grader does (tests/assignments/grade_inprocess.py: its ``run_cells``, and ``run_check`` of
-autograder.inprocess, seed 0), with each check's expectation computed once for all notebooks
-(same seed, same inputs) and the course's rule tables restored afterwards.
+Which checks a solution fails comes from the session's in-process grading of every notebook the
+contract names (``failed_checks``, tests/conftest.py: tests/contract/grade_variants.py, seed 0).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import jax
 import pytest
-from grade_inprocess import ROOT, run_cells
+from grade_inprocess import ROOT
 from reproducer_kernel import passed_after, raised_after, snippet_problems
 
 from autograder.instructor import classroom
 from autograder.assignments.ps2_autodidax import checks, mutants, reproduce
-from autograder.inprocess import load, run_check
-from jaxcourse.autodidax.batching import vmap_rules
-from jaxcourse.autodidax.jvp import jvp_rules
 
 pytestmark = pytest.mark.timeout(1800)
 
@@ -56,34 +49,11 @@ def codes() -> dict[str, str]:
     return {check.id: reproduce.reproducer(check.id) for check in CHECKS}
 
 
-def _expect_once(check, memo: dict):
-    def expect(inputs):
-        if check.id not in memo:
-            memo[check.id] = check.expect(inputs)
-        return memo[check.id]
-
-    return expect
-
-
 @pytest.fixture(scope="module")
-def failed() -> dict[str, list[str]]:
-    """student -> the ids of the checks their notebook fails when graded."""
-    spec, probes = load(NAME)
-    memo: dict = {}
-    graded = [replace(check, expect=_expect_once(check, memo)) for check in spec.checks
-              if not check.needs_gpu]
-    tables = [(table, dict(table)) for table in (jvp_rules, vmap_rules)]  # the cells register
-    try:
-        found = {}
-        for student, nb in WRONG.items():
-            ns, _ = run_cells(nb)
-            found[student] = [check.id for check in graded
-                              if not run_check(check, probes, ns, 0)[0].passed]
-        return found
-    finally:
-        for table, content in tables:
-            table.clear()
-            table.update(content)
+def failed(failed_checks) -> dict[str, list[str]]:
+    """student -> the ids of the checks their notebook fails (the session's in-process grading
+    of every notebook the contract names: ``failed_checks``, tests/conftest.py)."""
+    return {student: failed_checks(NAME, student) for student in WRONG}
 
 
 def test_every_check_has_a_snippet_that_passes_the_cell_policy(codes):

@@ -9,25 +9,18 @@ notebook.
   and every other mutant, dealt into as few notebooks as hold at most one per task), the
   snippet of each check the solution fails when graded raises.
 
-Which checks a solution fails comes from grading it in process (the functions of
-tests/assignments/grade_inprocess.py, seed 0) in two subprocesses that start JAX with two CPU
-devices, as the sandbox does for these checks: the checks of the tasks whose cells differ from the
-reference (tests/assignments/test_ps3_pitfalls.py proves the reference earns every point, and
-each mutant loses points on its own task only). The grading starts first and runs while the
-kernels do: each wrong notebook's kernel runs the snippets of every check of the tasks it
-changes, and the test then looks up those of the checks it failed. A notebook may hold wrong
+Which checks a solution fails comes from the session's in-process grading of every notebook the
+contract names (``failed_checks``, tests/conftest.py: tests/contract/grade_variants.py, seed 0,
+two CPU devices as the sandbox starts JAX for these checks); each wrong notebook's kernel runs the
+snippets of every check of the tasks it changes, and the test then looks up those of the checks
+it failed. A notebook may hold wrong
 fixes of several tasks at once, since tasks share no names.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
-from grade_inprocess import ROOT, write
+from grade_inprocess import ROOT
 from reproducer_kernel import raised_after, run_after
 
 from autograder.instructor import classroom
@@ -75,59 +68,20 @@ def changed_tasks(nb) -> set[str]:
             if source != REFERENCE[grade_id]}
 
 
-# Grades notebooks in one process, as grade_inprocess.grade does (the student's cells, then
-# autograder.inprocess.run_check, seed 0) but only the checks of the tasks each notebook changes:
-# elsewhere its cells are the reference's, which earns every point. Two CPU devices, set before
-# JAX starts; results to a file (the notebook's cells print on stdout).
-GRADER = """
-import json, sys
-from pathlib import Path
-import jax
-jax.config.update("jax_num_cpu_devices", 2)
-import nbformat
-from grade_inprocess import run_cells
-from autograder.inprocess import load, run_check
-spec, probes = load("ps3_pitfalls")
-failed = {}
-for path, tasks in json.loads(Path(sys.argv[1]).read_text()).items():
-    ns, _ = run_cells(nbformat.read(path, as_version=4))
-    failed[path] = [c.id for c in spec.checks
-                    if c.task in tasks and not run_check(c, probes, ns, seed=0)[0].passed]
-Path(sys.argv[2]).write_text(json.dumps(failed))
-"""
+GROUPS = {f"mutants_{i}": group for i, group in enumerate(mutant_groups())}
 
 
 @pytest.fixture(scope="module")
-def grading(tmp_path_factory):
-    """Starts grading the wrong notebooks in two subprocesses; returns failed(student), the ids
-    of the checks that student's notebook fails (waiting for the grading on its first call)."""
-    folder = tmp_path_factory.mktemp("ps3_wrong")
-    paths = {student: str(write(nb, folder / f"{student}.ipynb")) for student, nb in WRONG.items()}
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(ROOT / "tests" / "assignments"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    started = []
-    for i in range(2):
-        jobs, out, log = (folder / f"{name}{i}" for name in ("jobs", "failed", "log"))
-        jobs.write_text(json.dumps({paths[student]: sorted(changed_tasks(WRONG[student]))
-                                    for student in sorted(WRONG)[i::2]}))
-        with log.open("w") as stderr:
-            proc = subprocess.Popen([sys.executable, "-c", GRADER, str(jobs), str(out)], cwd=ROOT,
-                                    env=env, stdout=subprocess.DEVNULL, stderr=stderr)
-        started.append((proc, out, log))
-    graded: dict = {}
-
+def grading(failed_checks):
+    """failed(student): the ids of the checks that student's notebook fails, from the session's
+    in-process grading of every notebook the contract names (``failed_checks``,
+    tests/conftest.py); a notebook of several mutants fails what each of them fails (the tasks
+    share no names)."""
     def failed(student: str) -> set[str]:
-        if not graded:
-            for proc, out, log in started:
-                assert proc.wait(timeout=1200) == 0, log.read_text()[-3000:]
-                graded.update(json.loads(out.read_text()))
-        return set(graded[paths[student]])
+        names = GROUPS.get(student, [student])
+        return {check_id for name in names for check_id in failed_checks(NAME, name)}
 
-    yield failed
-    for proc, _, _ in started:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    return failed
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +89,6 @@ def codes() -> dict[str, str]:
     return {check.id: reproduce.reproducer(check.id) for check in CHECKS}
 
 
-@pytest.mark.usefixtures("grading")  # starts grading the wrong notebooks, which takes longest
 def test_every_check_has_a_snippet_that_passes_the_cell_policy(codes):
     allowed = policy.allowed_imports(checks.ASSIGNMENT)
     for check in checks.ASSIGNMENT.checks:

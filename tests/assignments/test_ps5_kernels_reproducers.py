@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import jax
 import pytest
-from grade_inprocess import ROOT, grade_notebooks, write
+from grade_inprocess import ROOT
 from reproducer_kernel import passed_after, raised_after, snippet_problems
 
 from autograder.instructor import classroom
@@ -38,13 +38,10 @@ def codes() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def failed(tmp_path_factory) -> dict[str, list[str]]:
-    """student -> the ids of the checks their notebook fails when graded."""
-    folder = tmp_path_factory.mktemp("ps5_wrong")
-    paths = [write(nb, folder / f"{student}.ipynb") for student, nb in WRONG.items()]
-    graded = grade_notebooks(NAME, paths, processes=1)
-    return {student: [c["id"] for c in graded[student]["checks"] if c["status"] == "failed"]
-            for student in WRONG}
+def failed(failed_checks) -> dict[str, list[str]]:
+    """student -> the ids of the checks their notebook fails (the session's in-process grading
+    of every notebook the contract names: ``failed_checks``, tests/conftest.py)."""
+    return {student: failed_checks(NAME, student) for student in WRONG}
 
 
 def test_every_check_has_a_snippet_that_passes_the_cell_policy(codes):

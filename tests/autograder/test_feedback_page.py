@@ -73,3 +73,58 @@ def test_a_task_that_passed_folds_its_checks():
     detail = {"tests_by_check": tests, "notes": [], "message": "", "cells": []}
     page = feedback.render({"student_id": "s2", "score": 2.0, "max_score": 2.0}, SPEC, detail)
     assert "<details><summary>all 2 checks passed: show them</summary>" in page
+
+
+def _stub_page(spec: Assignment = SPEC, **statuses) -> str:
+    """t.rule's checks a and b with the given (status, message)."""
+    tests = {f"t.rule.{n}": {"name": f"t.rule.{n}: check {n}", "points": 0.0,
+                             "max_points": 1.0, "status": status, "message": message}
+             for n, (status, message) in statuses.items()}
+    detail = {"tests_by_check": tests, "notes": [], "message": "", "cells": [],
+              "reproducers": {c: f"print('{c}')" for c, t in tests.items()
+                              if t["status"] == "failed"}}
+    result = {"student_id": "s3", "score": 0.0,
+              "max_score": sum(t["max_points"] for t in tests.values()
+                               if t["status"] != "not-run")}
+    return feedback.render(result, spec, detail)
+
+
+STUB = "[t.rule] NotImplementedError: t.rule: write the rule."
+
+
+def test_a_task_never_attempted_is_one_folded_line_its_snippets_closed():
+    """Issue 30: 22 of ps1's 26 expanded snippets were for stubs never attempted."""
+    page = _stub_page(a=("failed", STUB), b=("failed", STUB))
+    assert ("<details><summary>all 2 checks fail with a stub's NotImplementedError (a task "
+            "not attempted yet): show them</summary>") in page
+    assert page.count("<details class='repro'>") == 2 and "class='repro' open" not in page
+    assert "print(&#x27;t.rule.a&#x27;)" in page  # still there, one click away
+
+
+def test_an_attempted_rule_that_fails_keeps_its_checks_and_snippets_open():
+    page = _stub_page(a=("failed", STUB), b=("failed", "[t.rule] wrong value"))
+    assert "not attempted" not in page
+    # Another task's stub (ps1's transpose checks need abstract_eval) closes the snippet too.
+    two_tasks = Assignment("toyish", "toyish.ipynb", (TASK, Task("t.other", "other")), CHECKS)
+    page = _stub_page(two_tasks, a=("failed", "[t.rule] NotImplementedError: t.other: write it."),
+                      b=("failed", "[t.rule] wrong value"))
+    assert page.count("<details class='repro'>") == 1 == page.count("class='repro' open>")
+    assert "<details class='repro' open>" in page  # b: an attempt that fails, as before
+    assert page.count("<details class='repro'>") == 1  # a: the stub's error, closed
+    # A refused cell is not "not attempted", whatever the check then saw.
+    refused = ("[t.rule] Your cell for this task was not run: line 1: import of 'os' is not "
+               "allowed. What the check then saw: NotImplementedError: t.rule: write the rule.")
+    page = _stub_page(a=("failed", refused), b=("failed", refused))
+    assert "not attempted" not in page and page.count("<details class='repro' open>") == 2
+
+
+def test_the_first_screen_says_gpu_points_were_left_out_of_the_maximum():
+    gpu = ("not-run", ("not run: this check needs a GPU and the grading machine has none; it "
+                       "is left out of the maximum score"))
+    page = _stub_page(a=("failed", "[t.rule] wrong value"), b=gpu)
+    note = page[page.index("id='gpu'"):]
+    assert page.index("id='score'") < page.index("id='gpu'") < page.index("id='results'")
+    assert note.startswith("id='gpu'>1 points of checks that need a GPU were not run")
+    assert "the score is out of 1</p>" in note[:400]
+    assert "id='gpu'" not in _stub_page(a=("failed", "[t.rule] wrong value"),
+                                        b=("passed", ""))

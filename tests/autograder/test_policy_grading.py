@@ -74,9 +74,10 @@ def test_refused_task_earns_what_a_missing_answer_earns(graded):
     impl = [t for t in result["tests"] if t["name"].startswith("toy.impl")]
     assert impl and all(t["points"] == 0 for t in impl)
     for test in (t for t in impl if t["status"] == "failed"):
-        assert test["message"].endswith(
-            "Your cell for this task was not run: line 3: attribute '__mul__' is not allowed "
-            "(names starting with '_')"), test
+        # The cause first (issue 30: it came after the NotImplementedError it causes).
+        assert test["message"].startswith(
+            "[toy.impl] Your cell for this task was not run: line 3: attribute '__mul__' is not "
+            "allowed (names starting with '_'). What the check then saw: "), test
 
 
 def test_feedback_names_line_and_rule(graded):
@@ -100,3 +101,14 @@ def test_runtime_guard_error_is_the_cells_error(graded):
 
 def test_isolation_names_the_seccomp_filter(graded):
     assert "seccomp filter" in graded["proc"].stdout
+
+
+def test_a_blame_after_a_full_stop_starts_with_a_capital_unless_it_is_code():
+    """Issue 30: "... first at ()). the JVP rule ... is at fault"."""
+    from autograder.worker.runner import _sentence
+
+    assert _sentence("the JVP rule (weighted_sum_value_and_jvp) is at fault") == \
+        "The JVP rule (weighted_sum_value_and_jvp) is at fault"
+    for code in ("div_jvp: the tangent of x / y", "exp_jvp or log_jvp returns", "jnp.sum is",
+                 "Normaliser: a static self", ""):
+        assert _sentence(code) == code

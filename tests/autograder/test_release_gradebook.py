@@ -91,3 +91,95 @@ def test_a_release_that_changes_points_of_graded_cells_says_so(course, capsys):
     assert "points of tiny changed" in err and "test_0: 3 -> 2; test_1: 3 -> 2" in err
     release("tiny", root=course, db_url=db)  # recorded now: said once
     assert "changed" not in capsys.readouterr().err
+
+
+def _ps1_results(students: list[str]) -> tuple:
+    """Results as ``grade`` hands them to the gradebook: every check passed but the GPU one,
+    `not-run` on a machine without a GPU."""
+    from autograder.grade.grading import load_assignment
+    from autograder.grade.record import results_json
+
+    spec = load_assignment("ps1_primitives", "autograder.assignments")
+    results = []
+    for student in students:
+        tests = {c.id: {"name": c.id, "points": 0.0 if c.needs_gpu else float(c.points),
+                        "max_points": float(c.points),
+                        "status": "not-run" if c.needs_gpu else "passed", "message": ""}
+                 for c in spec.checks}
+        result = results_json(student, "ps1_primitives", list(tests.values()))
+        results.append(dict(result, tests_by_check=tests))
+    return spec, results
+
+
+@pytest.mark.filterwarnings("ignore:Object of type:sqlalchemy.exc.SAWarning")
+def test_the_gradebook_keeps_the_graders_maximum_through_a_release(tmp_path):
+    """One maximum everywhere (issue 30): without a GPU, ps1 is out of 52 in grades.csv and
+    Canvas; `nbgrader export` read 54 (the GPU check's 2 points that did not run). The gradebook
+    now says 52, and a release (nbgrader writes the notebook's points over the gradebook's)
+    neither calls that a change of points nor leaves 54 behind."""
+    from nbgrader.api import Gradebook
+
+    from autograder.grade import record
+    from autograder.instructor.release import gpu_maxima_kept, points_changed, release_path
+    from autograder.worker.normalise import read_release
+
+    spec, results = _ps1_results(["s1", "s2"])
+    assert {r["max_score"] for r in results} == {52.0}
+    db = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    cells = read_release(release_path("ps1_primitives", root=REPO))
+    failed = record.write_gradebook(db, spec, cells, results,
+                                    {c.id: c.grade_cell for c in spec.checks})
+    assert failed == {}
+    with Gradebook(db) as gb:
+        assert gb.find_assignment("ps1_primitives").max_score == 52.0
+        assert gb.find_submission("ps1_primitives", "s1").score == 52.0
+    assert points_changed("ps1_primitives", root=REPO, db_url=db) == []
+    # test_lowering: 10 points in the notebook, 2 of them the GPU check's.
+    assert gpu_maxima_kept("ps1_primitives", root=REPO, db_url=db) == {"test_lowering": 8.0}
+    # A class graded where the GPU check ran is out of the notebook's 54.
+    for r in results:
+        r["tests_by_check"]["ps1.lowering.gpu"].update(status="passed", points=2.0)
+    record.write_gradebook(db, spec, cells, results, {c.id: c.grade_cell for c in spec.checks})
+    with Gradebook(db) as gb:
+        assert gb.find_assignment("ps1_primitives").max_score == 54.0
+    assert gpu_maxima_kept("ps1_primitives", root=REPO, db_url=db) == {}
+
+
+@pytest.mark.filterwarnings("ignore:Object of type:sqlalchemy.exc.SAWarning")
+def test_a_release_keeps_a_maximum_that_left_out_gpu_checks(course, capsys, monkeypatch):
+    """nbgrader's release writes the notebook's points over the gradebook's maxima; where the
+    grader left a GPU check out (test_0: 2 points, 0.5 of them a GPU check's), the release puts
+    the grader's maximum back and calls it no change of points."""
+    from nbgrader.api import Gradebook
+
+    from autograder.instructor import release as release_module
+
+    monkeypatch.setattr(release_module, "_gpu_points", lambda name: {"test_0": 0.5})
+    _source(course, tests=2, points=2)
+    db = f"sqlite:///{course / 'gradebook.db'}"
+    release("tiny", root=course, db_url=db)
+    with Gradebook(db) as gb:
+        gb.add_student("s1")
+        gb.add_submission("tiny", "s1")
+        gb.update_or_create_grade_cell("test_0", "tiny", "tiny", max_score=1.5)  # as grade does
+    release("tiny", root=course, db_url=db)
+    assert "changed" not in capsys.readouterr().err
+    with Gradebook(db) as gb:
+        assert {c.name: c.max_score for c in gb.find_notebook("tiny", "tiny").grade_cells} == {
+            "test_0": 1.5, "test_1": 2.0}
+
+
+def test_release_all_says_what_it_did(course):
+    """`make release` ran 68 s and printed nothing (issue 30): now a line per assignment as it
+    starts, each notebook written, updated or unchanged, and where it all went."""
+    from autograder.instructor.release import release_all
+
+    said: list[str] = []
+    db = f"sqlite:///{course / 'gradebook.db'}"
+    release_all(root=course, db_url=db, report=said.append)
+    assert said[0] == "releasing tiny: solutions/tiny/tiny.md -> nbgrader generate_assignment"
+    assert said[1] == "  assignments/tiny/tiny.ipynb: written"
+    assert said[-1].startswith("released 1 assignments into assignments/")
+    said.clear()
+    release_all(root=course, db_url=db, report=said.append)
+    assert said[1] == "  assignments/tiny/tiny.ipynb: unchanged"

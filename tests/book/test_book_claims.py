@@ -430,6 +430,243 @@ def test_describe_machine_names_the_cores_and_the_backend():
     assert "CPU cores" in description and jax.default_backend() in description
 
 
+# --- Claims the chapters show with a cell (issue 28, "true but not shown") ---------------------
+
+
+def test_donate_argnums_covers_an_argument_passed_by_keyword():
+    # faq/donation
+    def accumulate(totals, batch):
+        return {"sum": totals["sum"] + batch.sum(axis=0)}
+
+    totals, batch = {"sum": jnp.zeros(4)}, jnp.ones((3, 4))
+    jax.jit(accumulate, donate_argnums=0)(totals=totals, batch=batch)
+    assert totals["sum"].is_deleted() and not batch.is_deleted()
+
+
+def test_pmap_donates_its_donate_argnums_through_the_jit_it_wraps():
+    # faq/donation: pmap is a jit of a shard_map on the pinned JAX.
+    import inspect
+
+    from jax._src import pmap as pmap_module
+
+    stacked = jnp.ones((jax.device_count(), 3))
+    doubled = jax.pmap(lambda a: 2 * a, donate_argnums=0)(stacked)
+    assert stacked.is_deleted() and doubled.tolist() == [[2.0, 2.0, 2.0]] * jax.device_count()
+    source = inspect.getsource(pmap_module)
+    assert "shard_map(" in source and "api.jit(_pmapped, donate_argnums=donate_argnums)" in source
+
+
+def test_a_bad_ffi_call_traces_and_compiles_and_fails_only_when_run(cpu_kernel):
+    # kernels/ffi_cpu
+    x, bad_scale = jnp.ones((2, 5), jnp.float32), jnp.ones(4, jnp.float32)
+    traced = jax.jit(cpu_kernel.rms_norm_ffi).trace(x, bad_scale)
+    assert [e.primitive.name for e in traced.jaxpr.eqns] == ["ffi_call"]
+    compiled = traced.lower().compile()
+    with pytest.raises(jax.errors.JaxRuntimeError, match="scale must have shape"):
+        compiled(x, bad_scale).block_until_ready()
+
+
+def test_both_vectorized_vmap_methods_give_scale_a_leading_axis_and_fail(cpu_kernel):
+    # kernels/first_class: broadcast_all breaks the kernel as expand_dims does.
+    x = jax.random.normal(jax.random.key(0), (4, 3, 5), jnp.float32)
+    scale = jnp.linspace(0.5, 1.5, 5, dtype=jnp.float32)
+    for method, scale_shape in (("expand_dims", (1, 5)), ("broadcast_all", (4, 5))):
+        batched = jax.vmap(lambda a, s, m=method: cpu_kernel.rms_norm_ffi(a, s, vmap_method=m),
+                           in_axes=(0, None))
+        (eqn,) = [e for e in jax.make_jaxpr(batched)(x, scale).jaxpr.eqns
+                  if e.primitive.name == "ffi_call"]
+        assert eqn.invars[1].aval.shape == scale_shape, method
+        with pytest.raises(jax.errors.JaxRuntimeError, match="scale must have shape"):
+            batched(x, scale).block_until_ready()
+
+
+def test_the_kernel_s_custom_vjp_gradient_works_under_jit(cpu_kernel):
+    # kernels/first_class
+    x = jax.random.normal(jax.random.key(0), (4, 3, 5), jnp.float32)
+    scales = jax.random.uniform(jax.random.key(1), (4, 5), jnp.float32, 0.5, 1.5)
+
+    def loss(f, a, s):
+        return jnp.sum(jnp.sin(jax.vmap(f)(a, s)))
+
+    grad_kernel = jax.jit(jax.grad(lambda a, s: loss(cpu_kernel.rms_norm, a, s), argnums=(0, 1)))
+    want = jax.grad(lambda a, s: loss(cpu_kernel.rms_norm_reference, a, s), argnums=(0, 1))(
+        x, scales)
+    for got, expected in zip(grad_kernel(x, scales), want):
+        assert float(jnp.max(jnp.abs(got - expected))) < 1e-4
+    assert "custom_call_target=" in grad_kernel.lower(x, scales).compile().as_text()
+
+
+def test_pure_callback_without_vmap_method_runs_under_jit_and_raises_under_vmap():
+    # faq/tracer_to_numpy
+    def median(x):
+        return jax.pure_callback(lambda v: np.median(v, axis=-1).astype(v.dtype),
+                                 jax.ShapeDtypeStruct(x.shape[:-1], x.dtype), x)
+
+    batch = jnp.array([[3.0, 1.0, 2.0], [0.5, 0.25, 1.0]])
+    assert float(jax.jit(median)(batch[0])) == 2.0
+    with pytest.raises(NotImplementedError, match="vmap_method"):
+        jax.vmap(median)(batch)
+
+
+def test_jit_drops_an_unused_pure_callback():
+    # faq/tracer_to_numpy: "may drop it when its result is unused", and the pinned JAX does.
+    calls = []
+
+    def count(v):
+        calls.append(float(v))
+        return v
+
+    @jax.jit
+    def plus_one(x):
+        jax.pure_callback(count, jax.ShapeDtypeStruct((), jnp.float32), x)
+        return x + 1
+
+    assert float(plus_one(jnp.float32(1.0))) == 2.0 and calls == []
+    assert "pure_callback" in str(jax.make_jaxpr(plus_one)(1.0))
+    assert "callback" not in plus_one.lower(jnp.float32(1.0)).as_text()
+
+
+def test_an_unordered_io_callback_batches_one_call_per_element():
+    # faq/tracer_to_numpy (the ordered one refuses vmap: the io_callback test above)
+    calls = []
+
+    def note(x):
+        calls.append(float(x))
+        return np.int32(0)
+
+    jax.vmap(lambda x: io_callback(note, jax.ShapeDtypeStruct((), jnp.int32), x))(
+        jnp.arange(3.0)).block_until_ready()
+    assert calls == [0.0, 1.0, 2.0]
+
+
+def test_xla_common_subexpression_elimination_merges_the_two_sins():
+    # core/jaxprs exercise 1
+    def sin_squared_sum(x):
+        return jnp.sum(jnp.sin(x) * jnp.sin(x))
+
+    xs = jnp.arange(3.0)
+    assert str(jax.make_jaxpr(sin_squared_sum)(xs)).count("= sin ") == 2
+    assert jax.jit(sin_squared_sum).lower(xs).as_text().count("stablehlo.sine") == 2
+    compiled = jax.jit(sin_squared_sum).lower(xs).compile().as_text()
+    assert len([line for line in compiled.splitlines() if " sine(" in line]) == 1
+
+
+GPU_REPORT = ROOT / "benchmarks" / "gpu_report.md"
+# Where a chapter states a GPU fact, the words of the recorded run it prints (start, end).
+GPU_FACTS = {
+    "book/faq/numerics": ("on the GPU, `log(exp(100.0))`", "keeps the pair"),
+    "book/core/today": ("checks the one line of `Primitive.bind`", "`set_trace(None)`)"),
+    "book/faq/cuda": ("Every process would take 75%", "`XLA_PYTHON_CLIENT_PREALLOCATE=false`"),
+    "book/faq/placement": None,  # the device row's CudaDevice(id=0)
+}
+
+
+def test_gpu_facts_are_shown_from_the_recorded_gpu_run_with_device_date_and_jax():
+    report = " ".join(GPU_REPORT.read_text(encoding="utf-8").replace("**", "").split())
+    assert re.search(r"report of \d{4}-\d\d-\d\d", report)
+    assert "| device | NVIDIA H100 80GB HBM3" in report
+    assert "JAX 0.11.2 and jaxlib 0.11.2 with CUDA 13 (`CudaDevice(id=0)`)" in report
+    for entry, quote in GPU_FACTS.items():
+        notebook = jupytext.read(ROOT / f"{entry}.md", fmt="md:myst")
+        cells = [c.source for c in notebook.cells
+                 if c.cell_type == "code" and "gpu_report.md" in c.source]
+        assert len(cells) == 1, entry
+        assert 'for field in ("device", "toolchain")' in cells[0], entry
+        if quote is not None:
+            start, end = quote
+            assert f"recorded({start!r}, {end!r})" in " ".join(cells[0].split()), entry
+            at = report.index(start)
+            assert report.index(end, at) - at < 300, entry
+        prose = _text(entry)
+        assert "benchmarks/gpu_report.md" in prose.replace(cells[0], ""), entry
+
+
+def test_pmap_traces_its_arguments_but_static_broadcasted_argnums_are_python_values():
+    # faq/tracers
+    def divide(x, y):
+        return x / y if y >= 1.0 else 0.0
+
+    rows = jnp.array([[3.0, 6.0]] * jax.device_count())
+    out = jax.pmap(divide, static_broadcasted_argnums=1)(rows, 2.0)
+    assert out.tolist() == [[1.5, 3.0]] * jax.device_count()
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.pmap(divide, in_axes=(0, None))(rows, 2.0)
+
+
+def test_xla_computation_is_gone_and_jit_lower_replaces_it():
+    # faq/tracers
+    assert not hasattr(jax, "xla_computation")
+    lowered = jax.jit(lambda x, y: x / y).lower(3.0, 2.0)
+    assert "stablehlo.divide" in lowered.as_text()
+    assert lowered.as_text(dialect="hlo").startswith("HloModule")
+    assert float(lowered.compile()(3.0, 2.0)) == 1.5
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        jax.jit(lambda x, y: x / y if y >= 1.0 else 0.0).lower(3.0, 2.0)
+
+
+def test_jit_device_argument_is_deprecated_in_favour_of_device_put():
+    # faq/placement
+    import warnings
+
+    device = jax.devices()[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        old_style = jax.jit(jnp.sin, device=device)(jnp.ones(2))
+    (warning,) = caught
+    assert warning.category is DeprecationWarning
+    assert "device argument on jit is deprecated" in str(warning.message)
+    assert "jax.device_put" in str(warning.message)
+    new_style = jax.jit(jnp.sin)(jax.device_put(jnp.ones(2), device))
+    assert old_style.devices() == new_style.devices() == {device}
+    assert old_style.committed and new_style.committed
+
+
+# --- The apparatus (issue 28) -------------------------------------------------------------------
+
+
+def _assignment_box(text: str) -> str:
+    start = text.index(":::{admonition} Assignment")
+    return text[start:text.index("\n:::", start) + 4]
+
+
+def test_every_part_four_chapter_has_the_part_s_assignment_box_under_its_title():
+    boxes = set()
+    for chapter in ("jaxprs", "jit", "linearize_grad", "control_flow", "today"):
+        text = _text(f"book/core/{chapter}")
+        title = ("\n" + text).index("\n# ")
+        box_at = text.index(":::{admonition} Assignment")
+        assert text[title:box_at].count("\n") == 2, chapter  # the title line, a blank line
+        boxes.add(_assignment_box(text))
+    (box,) = boxes
+    assert "ps4_core.ipynb" in box
+
+
+@pytest.mark.parametrize("entry", CHAPTERS)
+def test_literalinclude_blocks_are_captioned_with_the_file_they_show(entry):
+    blocks = re.findall(r"```\{literalinclude\} (\S+)\n((?::[^\n]*\n)*)", _text(entry))
+    for target, options in blocks:
+        path = re.sub(r"^(\.\./)+", "", target)
+        assert f":caption: `{path}`\n" in options, f"{entry}: {target}"
+        assert (ROOT / path).is_file(), path
+
+
+@pytest.mark.parametrize("entry", CHAPTERS)
+def test_a_cell_printing_a_jaxpr_and_a_module_prints_a_separator_between_them(entry):
+    notebook = jupytext.read(ROOT / f"{entry}.md", fmt="md:myst")
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        prints = [line for line in cell.source.splitlines() if line.startswith("print(")]
+        # print(jax.make_jaxpr(f)(x)), print(traced.jaxpr); print(lowered.as_text()), print(module)
+        jaxpr = [i for i, line in enumerate(prints)
+                 if re.match(r"print\(((jax\.)?make_jaxpr\(|[\w.]+\.jaxpr\)$)", line)]
+        module = [i for i, line in enumerate(prints)
+                  if re.match(r"print\(.*\.as_text\([^()]*\)\)$|print\(module\w*\)$", line)]
+        if jaxpr and module:
+            between = prints[min(jaxpr[0], module[0]) + 1:max(jaxpr[0], module[0])]
+            assert any('"-" *' in line for line in between), f"{entry}: {cell.source[:80]}"
+
+
 # --- The apparatus: what every chapter has ------------------------------------------------------
 
 

@@ -13,7 +13,7 @@ import re
 import urllib.parse
 
 import pytest
-from browser_site import HTML, PAGE_TIMEOUT_S, broken_links, toc_docnames
+from browser_site import HTML, PAGE_TIMEOUT_S, WIDTHS, WINDOW, broken_links, toc_docnames
 
 from jaxcourse.i18n_site import LABELS, LANGUAGE, ZH_SUBDIR, catalogue_path, read_catalogue
 
@@ -49,6 +49,33 @@ def _switch(site):
     assert link.is_displayed(), f"{site.driver.current_url}: the language switch is hidden"
     href = link.get_dom_attribute("href")
     return link, href, link.text.strip(), link.get_attribute("hreflang")
+
+
+_BOXES = """
+const box = el => { const r = el.getBoundingClientRect(); return [r.top, r.bottom, r.left, r.right]; };
+const buttons = document.querySelector('.bd-header-article .article-header-buttons');
+return {link: box(arguments[0]), buttons: buttons ? box(buttons) : null,
+        width: document.documentElement.clientWidth};
+"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("docname", [PAGES[0], "book/faq/tracers", "book/guides/students"])
+def test_switch_is_whole_on_screen_beside_the_header_buttons(site, docname, width):
+    """At the top of the page the switch is inside the window, not cut off at its top edge, and
+    on the row of the theme's header buttons (it once sat above them, half off the page)."""
+    site.set_width(width)
+    try:
+        for page in (docname, zh(docname)):
+            site.load(site.url(page))
+            link, *_ = _switch(site)
+            got = site.driver.execute_script(_BOXES, link)
+            top, bottom, left, right = got["link"]
+            assert top >= 0 and left >= 0 and right <= got["width"], (page, width, got)
+            b_top, b_bottom, *_ = got["buttons"]
+            assert top < b_bottom and bottom > b_top, f"{page} at {width} px: not beside {got}"
+    finally:
+        site.set_width(WINDOW[0])
 
 
 def _is_relative(href: str) -> bool:

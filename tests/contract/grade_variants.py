@@ -4,8 +4,9 @@
 
 ``CONTRACT_MODULE`` defines ``ASSIGNMENT`` (autograder.contract.Assignment). A variant is
 ``reference``, ``untouched`` (the released notebook itself), ``wrong:NAME`` or ``alt:NAME`` (the
-reference with that wrong solution's or alternative's cells), or ``whole:NAME`` (that wrong
-solution graded as a whole notebook whatever ``graded_as`` says). Each is built as a student would
+reference with that wrong solution's or alternative's cells), ``whole:NAME`` (that wrong
+solution graded as a whole notebook whatever ``graded_as`` says) or ``demo:STUDENT`` (that
+student's notebook of the demo class, as a whole notebook: ``demo:partial``). Each is built as a student would
 hand it in (autograder.instructor.classroom), read back the way the grader reads a submission
 (autograder.worker.normalise) and checked by the cell policy as the grader checks it
 (autograder.worker.policy.apply: a refused cell is reported and not run); its cells then run with
@@ -15,6 +16,11 @@ the checks see what the grader's process has (it never runs them).
 
 ``graded_as == "task"``: the reference runs once per process; each other variant runs only its
 replaced cells on a copy of the reference's namespace, and only its tasks' checks.
+
+``GRADE_VARIANTS_INPUTS=SxI`` (``10x3``): every check also runs under S course secrets times I
+student ids, its inputs drawn as the grader draws them (``runner.input_seed`` of the secret, the
+id, the check and the notebook's code); ``scores`` lists the variant's total under each pair
+(tests/contract/test_score_stability.py).
 
 Unsandboxed: for the course's own notebooks only; the contract tests run it in subprocesses.
 """
@@ -28,17 +34,33 @@ import sys
 
 import jax
 import nbformat
+import numpy as np
 
 from autograder import contract
 from autograder.inprocess import run_check
 from autograder.instructor import classroom
 from autograder.worker import policy
 from autograder.worker.normalise import normalise, read_release
+from autograder.worker.runner import code_digest, input_seed
+
+
+def _inputs() -> list[tuple[bytes, str]]:
+    """The (course secret, student id) pairs of ``GRADE_VARIANTS_INPUTS``; none when unset."""
+    spec = os.environ.get("GRADE_VARIANTS_INPUTS", "")
+    if not spec:
+        return []
+    secrets, ids = (int(n) for n in spec.split("x"))
+    return [(f"course secret {s}".encode(), f"student_{i}") for s in range(secrets)
+            for i in range(ids)]
 
 
 def _notebook(assignment: contract.Assignment, variant: str):
     root = assignment.reference.parents[2]
     name = assignment.name
+    if variant.startswith("demo:"):
+        nb = classroom.demo_submissions(name, root=root)[variant.partition(":")[2]]
+        checked = normalise(nbformat.writes(nb).encode(), read_release(assignment.release))
+        return policy.apply(checked, assignment.spec)
     if variant == "untouched":
         fills = {}
     else:
@@ -76,8 +98,10 @@ def _run(cells, ns: dict, report: dict) -> None:
 
 
 def _grade(assignment: contract.Assignment, probes, ns: dict, tasks: set[str] | None,
-           report: dict) -> None:
+           report: dict, code: str) -> None:
     has_gpu = any(d.platform == "gpu" for d in jax.devices())
+    pairs = _inputs()
+    scores = [0.0] * len(pairs)
     for check in assignment.checks:
         if (tasks is not None and check.task not in tasks) or (check.needs_gpu and not has_gpu):
             continue  # a GPU check is not run here, as the grader reports it: neither way
@@ -86,6 +110,15 @@ def _grade(assignment: contract.Assignment, probes, ns: dict, tasks: set[str] | 
             "id": check.id, "task": check.task, "grade_cell": check.grade_cell,
             "max_points": check.points, "points": check.points if verdict.passed else 0,
             "passed": verdict.passed, "message": verdict.message, "blame": check.blame})
+        for k, (secret, student) in enumerate(pairs):
+            rng = np.random.default_rng(input_seed(secret, student, check.id, code))
+            drawn, _ = run_check(check, probes, ns, seed=0, rng=rng)
+            scores[k] += check.points if drawn.passed else 0
+            if not drawn.passed:
+                report["failed_inputs"].append(f"{check.id} ({student}, {secret.decode()}): "
+                                               f"{drawn.message[:200]}")
+    if pairs:
+        report["scores"] = scores
 
 
 def _visible(cells, ns: dict, grade_cells: set[str] | None, report: dict) -> None:
@@ -106,12 +139,14 @@ def grade(assignment: contract.Assignment, variants: list[str]) -> dict[str, dic
     for variant in (["reference"] if by_task else []) + variants:
         if variant in results:
             continue
-        report: dict = {"refused": [], "cell_errors": [], "checks": [], "visible_failures": []}
+        report: dict = {"refused": [], "cell_errors": [], "checks": [], "visible_failures": [],
+                        "failed_inputs": []}
         notebook = _notebook(assignment, variant)
-        if not by_task or variant in ("reference", "untouched") or variant.startswith("whole:"):
+        if not by_task or variant in ("reference", "untouched") or variant.startswith(
+                ("whole:", "demo:")):
             ns: dict = {"__name__": "__main__"}
             _run(notebook.cells, ns, report)
-            _grade(assignment, probes, ns, None, report)
+            _grade(assignment, probes, ns, None, report, code_digest(notebook))
             _visible(notebook.cells, ns, None, report)
             if variant == "reference":
                 base_ns = ns
@@ -120,11 +155,36 @@ def grade(assignment: contract.Assignment, variants: list[str]) -> dict[str, dic
             tasks = {t.id for t in assignment.tasks if t.cell in changed}
             ns = dict(base_ns)
             _run([c for c in notebook.cells if c.grade_id in changed], ns, report)
-            _grade(assignment, probes, ns, tasks, report)
+            _grade(assignment, probes, ns, tasks, report, code_digest(notebook))
             _visible(notebook.cells, ns, {c.grade_cell for c in assignment.checks
                                           if c.task in tasks}, report)
         results[variant] = report
     return {v: results[v] for v in variants}
+
+
+def in_subprocesses(module: str, variants: list[str], *, processes: int = 2, inputs: str = "",
+                    timeout: float = 3000) -> dict[str, dict]:
+    """variant -> report, the variants dealt to ``processes`` runs of this script (the contract
+    tests, the reproducer tests and test_score_stability share it); ``inputs``:
+    ``GRADE_VARIANTS_INPUTS``."""
+    import subprocess
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(tests.parent), str(tests / "fixtures"), os.environ.get("PYTHONPATH", "")]))
+    if inputs:
+        env["GRADE_VARIANTS_INPUTS"] = inputs
+    running = [subprocess.Popen(
+        [sys.executable, "-W", "error::DeprecationWarning", __file__, module,
+         *variants[i::processes]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=env, cwd=tests.parent) for i in range(processes) if variants[i::processes]]
+    found: dict[str, dict] = {}
+    for proc in running:
+        out, err = proc.communicate(timeout=timeout)
+        assert proc.returncode == 0, err[-3000:]
+        found.update(json.loads(out))
+    return found
 
 
 def main(argv: list[str]) -> int:

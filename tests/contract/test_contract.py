@@ -7,15 +7,12 @@ loses points on its declared task and on no other; each correct alternative earn
 passes every visible test; every check that runs without a GPU has a reproducer the engine finds
 and the cell policy accepts. Each notebook is also checked by the cell policy as the grader checks
 it, and none of these may have a cell refused, so grading them in process (grade_variants.py, two
-subprocesses per assignment, seed 0) gives the grader's verdicts.
+subprocesses per assignment, seed 0: the session fixture ``graded`` of tests/conftest.py, which
+the reproducer tests share) gives the grader's verdicts.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -39,41 +36,6 @@ CONTRACTS = {name: contract(name) for name in NAMES}
 WRONG = [(name, wrong) for name in NAMES for wrong in sorted(CONTRACTS[name].wrong_solutions)]
 ALTERNATIVES = [(name, alt) for name in NAMES for alt in sorted(CONTRACTS[name].alternatives)]
 HAS_GPU = any(d.platform == "gpu" for d in jax.devices())
-
-
-def _variants(name: str) -> list[str]:
-    a = CONTRACTS[name]
-    return (["reference", "untouched"] + [f"wrong:{w}" for w in sorted(a.wrong_solutions)]
-            + [f"alt:{alt}" for alt in sorted(a.alternatives)])
-
-
-def _grade(name: str, processes: int = 2) -> dict[str, dict]:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(ROOT), str(FIXTURES), os.environ.get("PYTHONPATH", "")]))
-    variants = _variants(name)
-    running = [subprocess.Popen(
-        [sys.executable, "-W", "error::DeprecationWarning", str(HARNESS), REGISTRY[name],
-         *variants[i::processes]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=env, cwd=ROOT) for i in range(processes)]
-    found: dict[str, dict] = {}
-    for proc in running:
-        out, err = proc.communicate(timeout=3000)
-        assert proc.returncode == 0, err[-3000:]
-        found.update(json.loads(out))
-    return found
-
-
-@pytest.fixture(scope="session")
-def graded():
-    """name -> variant -> report, each assignment graded once, when a test first asks."""
-    cache: dict[str, dict[str, dict]] = {}
-
-    def get(name: str) -> dict[str, dict]:
-        if name not in cache:
-            cache[name] = _grade(name)
-        return cache[name]
-
-    return get
 
 
 def _failed(report: dict) -> list[tuple[str, str]]:

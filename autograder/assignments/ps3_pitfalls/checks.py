@@ -631,7 +631,9 @@ CHECKS = (
            _inputs_loop,
            lambda i: [tuple(np.asarray(a) for a in _integrate(_f32(i["x"]), _f32(i["v"]), n,
                                                               i["dt"])) for n in (0, 1)],
-           blame="integrate: 0 steps must return x and v unchanged"),
+           blame="integrate: 0 steps must return x and v unchanged, and 1 step must match "
+                 "integrate_unrolled's one step (its force uses the step index 0); a loop run "
+                 "once too often or too rarely, or an index off by one, fails here first"),
     _check("ps3.loop.size", "ps3.loop", "the jaxpr of integrate does not grow with steps", 2,
            "test_loop", _inputs_loop,
            lambda i: {"max": 60, "values": tuple(np.asarray(a) for a in _integrate(
@@ -644,8 +646,10 @@ CHECKS = (
            lambda i: _in_x64(lambda: tuple(np.asarray(a) for a in _integrate(
                _f32(i["x"], "float64"), _f32(i["v"], "float64"), i["steps"], i["dt"]))),
            _judge_x64,
-           blame="integrate: part of the computation is done in float32 (a float32 constant, "
-                 "index or cast); keep the inputs' dtype"),
+           blame="integrate: on float64 inputs the values must be integrate_unrolled's, in "
+                 "float64; a float32 constant, index or cast loses precision, and values off "
+                 "by a step (a loop run once too often or too rarely, or an index off by one) "
+                 "are wrong in any dtype: compare with ps3.loop.values"),
     _check("ps3.method.mutation", "ps3.method", "Normaliser.apply after mutating every field",
            1, "test_method", _inputs_method,
            lambda i: _expect_normalised(i, i["specs"]),

@@ -1,0 +1,42 @@
+"""Is a grade a function of the code? (issue 25)
+
+Every notebook the contract names (the reference, each correct alternative, each wrong solution)
+is graded in process under 10 course secrets times 3 student ids, each check's inputs drawn as the
+grader draws them (``runner.input_seed``: secret, id, check, code), and must get one score. A
+notebook whose score moves with the secret or the id would be graded differently depending on who
+hands it in: a check whose case matrix misses an input class that only some draws reach.
+
+Costly (every check 30 times: about half an hour per assignment on a 2-core machine), so it runs
+only when asked: ``make test-stability`` (``pytest --stability -m stability``), not in ``make test``.
+"""
+
+from __future__ import annotations
+
+import pytest
+from grade_variants import in_subprocesses
+
+from autograder.assignments import REGISTRY, contract
+
+INPUTS = "10x3"  # course secrets x student ids
+pytestmark = [pytest.mark.stability, pytest.mark.timeout(4 * 3600)]
+
+
+def _variants(name: str) -> list[str]:
+    a = contract(name)
+    return (["reference"] + [f"alt:{alt}" for alt in sorted(a.alternatives)]
+            + [f"wrong:{w}" for w in sorted(a.wrong_solutions)])
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_every_notebook_gets_one_score_whoever_hands_it_in(name):
+    graded = in_subprocesses(REGISTRY[name], _variants(name), inputs=INPUTS, timeout=4 * 3600)
+    varying = {variant: sorted(set(report["scores"])) for variant, report in graded.items()
+               if len(set(report["scores"])) != 1}
+    details = {v: graded[v]["failed_inputs"][:5] for v in varying}
+    assert not varying, f"scores that depend on the secret or the student id: {varying}\n{details}"
+    assert len(graded["reference"]["scores"]) == 30
+    # The reference and every correct alternative get every point under every input.
+    full = max(graded["reference"]["scores"])
+    for variant, report in graded.items():
+        if not variant.startswith("wrong:"):
+            assert set(report["scores"]) == {full}, (variant, report["failed_inputs"][:5])
