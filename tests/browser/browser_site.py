@@ -95,6 +95,31 @@ class PageReport:
     downloads: list[str]  # absolute hrefs of the {download} links
     math_count: int  # math elements (inline and display) in the article
     untypeset: list[str]  # the TeX of those MathJax did not typeset
+    title: str | None  # the article's <h1> as a reader sees it (no permalink sign)
+    outputs: list  # per cell: the text of its outputs, widgets and captions left out (_OUTPUTS)
+
+
+# The article's title, without the headerlink's sign.
+_TITLE = """
+const h1 = document.querySelector('article h1');
+if (!h1) return null;
+const copy = h1.cloneNode(true);
+copy.querySelectorAll('.headerlink').forEach(a => a.remove());
+return copy.textContent.trim();
+"""
+
+# The text of each cell's outputs, without what is in the page's language: the widgets the theme
+# adds (the copy button's "Copy to clipboard" / "复制到剪贴板") and a figure's caption (prose,
+# numbered "Fig. 1" / "图 1"); two editions of one page must show the same.
+_OUTPUTS = """
+return Array.from(document.querySelectorAll('article div.cell')).map(cell => {
+  const output = cell.querySelector(':scope > div.cell_output');
+  if (!output) return null;
+  const copy = output.cloneNode(true);
+  copy.querySelectorAll('button, .copybtn, .o-tooltip--left, figcaption').forEach(el => el.remove());
+  return copy.textContent.trim();
+});
+"""
 
 
 _PAGE_SCRIPT = """
@@ -234,7 +259,8 @@ class LayoutReport:
 
 
 class Site:
-    """The served site and one browser; visits each page at most once."""
+    """The served site and one browser; visits each page at most once (``page``: everything the
+    tests read from a page is taken at that one visit)."""
 
     def __init__(self, base_url: str, driver):
         self.base_url = base_url
@@ -295,6 +321,8 @@ class Site:
                 downloads=seen["downloads"],
                 math_count=seen["math_count"],
                 untypeset=seen["untypeset"],
+                title=self.driver.execute_script(_TITLE),
+                outputs=self.driver.execute_script(_OUTPUTS),
             )
         return self._reports[docname]
 

@@ -20,15 +20,6 @@ from jaxcourse.i18n_site import LABELS, LANGUAGE, ZH_SUBDIR, catalogue_path, rea
 PAGES = toc_docnames()
 SWITCH = "a.language-switch"
 
-_TITLE = """
-const h1 = document.querySelector('article h1');
-if (!h1) return null;
-const copy = h1.cloneNode(true);
-copy.querySelectorAll('.headerlink').forEach(a => a.remove());
-return copy.textContent.trim();
-"""
-
-
 def zh(docname: str) -> str:
     return f"{ZH_SUBDIR}/{docname}"
 
@@ -109,10 +100,7 @@ def test_chinese_page_loads_without_console_errors(site, fetcher, docname):
 
 @pytest.mark.parametrize("docname", PAGES)
 def test_chinese_page_shows_its_translated_title(site, docname):
-    site.load(site.url(docname))
-    english = site.driver.execute_script(_TITLE)
-    site.load(site.url(zh(docname)))
-    shown = site.driver.execute_script(_TITLE)
+    english, shown = site.page(docname).title, site.page(zh(docname)).title
     catalogue = {m.id: m for m in read_catalogue(catalogue_path(docname)) if m.id}
     msgid = next((i for i in catalogue if _rendered(i) == english), None)
     assert msgid is not None, f"{docname}: its title {english!r} is not in its catalogue"
@@ -121,26 +109,10 @@ def test_chinese_page_shows_its_translated_title(site, docname):
     assert shown == expected, f"{zh(docname)}: title {shown!r}, the catalogue says {expected!r}"
 
 
-# The text of each cell's outputs, without what is in the page's language: the widgets the theme
-# adds (the copy button's "Copy to clipboard" / "复制到剪贴板") and a figure's caption (prose,
-# numbered "Fig. 1" / "图 1").
-_OUTPUTS = """
-return Array.from(document.querySelectorAll('article div.cell')).map(cell => {
-  const output = cell.querySelector(':scope > div.cell_output');
-  if (!output) return null;
-  const copy = output.cloneNode(true);
-  copy.querySelectorAll('button, .copybtn, .o-tooltip--left, figcaption').forEach(el => el.remove());
-  return copy.textContent.trim();
-});
-"""
-
-
 @pytest.mark.parametrize("docname", PAGES)
 def test_chinese_page_shows_the_english_outputs(site, docname):
-    site.load(site.url(docname))
-    english = site.driver.execute_script(_OUTPUTS)
-    site.load(site.url(zh(docname)))
-    chinese = site.driver.execute_script(_OUTPUTS)
+    """The two editions share one jupyter-cache: a page's outputs are the very same."""
+    english, chinese = site.page(docname).outputs, site.page(zh(docname)).outputs
     assert chinese == english, f"{zh(docname)}: its cell outputs differ from the English page's"
 
 
