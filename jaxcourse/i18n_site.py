@@ -128,7 +128,7 @@ def build_gettext(outdir: Path) -> int:
 
 def build_zh() -> int:
     """The Chinese edition into _build/html/zh, reusing the English build's jupyter-cache."""
-    overrides = dict(TRANSLATION)
+    overrides = dict(TRANSLATION, html_title=translated_book_title())
     outdir = ZH_BUILD / "html"
     status = _build("html", outdir, ZH_BUILD / ".doctrees", overrides, warningiserror=True)
     if status == 0:
@@ -162,6 +162,16 @@ def catalogue_path(docname: str) -> Path:
 
 def book_title() -> str:
     return yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["title"]
+
+
+def translated_book_title() -> str:
+    """The book's title as the root page's catalogue translates it (the title of the site in
+    the Chinese edition's sidebar and browser tab); the English one while it is untranslated."""
+    english = book_title()
+    root = catalogue_path(docnames()[0])
+    found = next((m for m in read_catalogue(root) if m.id == english), None) if root.is_file() \
+        else None
+    return found.string if found is not None and found.string and not found.fuzzy else english
 
 
 def read_catalogue(path: Path):

@@ -15,7 +15,15 @@ import urllib.parse
 import pytest
 from browser_site import HTML, PAGE_TIMEOUT_S, WIDTHS, WINDOW, broken_links, toc_docnames
 
-from jaxcourse.i18n_site import LABELS, LANGUAGE, ZH_SUBDIR, catalogue_path, read_catalogue
+from jaxcourse.i18n_site import (
+    LABELS,
+    LANGUAGE,
+    ZH_SUBDIR,
+    book_title,
+    catalogue_path,
+    read_catalogue,
+    translated_book_title,
+)
 
 PAGES = toc_docnames()
 SWITCH = "a.language-switch"
@@ -96,6 +104,17 @@ def test_chinese_page_loads_without_console_errors(site, fetcher, docname):
     assert status == 200 and lang and lang.group(1).lower().startswith(b"zh"), (
         f"{report.url}: HTTP {status}, <html lang={lang and lang.group(1)!r}>"
     )
+
+
+@pytest.mark.parametrize("docname", [PAGES[0], "book/faq/tracers"])
+def test_chinese_edition_names_the_book_in_chinese(fetcher, site, docname):
+    """The site's title (browser tab, sidebar) is the root page's translated title."""
+    title = translated_book_title()
+    assert title != book_title() and re.search(r"[\u4e00-\u9fff]", title), title
+    _, body = fetcher.get(site.url(zh(docname)))
+    text = body.decode("utf-8")
+    assert re.search(rf"<title>[^<]*{re.escape(title)}</title>", text), docname
+    assert book_title() not in text.split("<article", 1)[0].split("</head>", 1)[1], docname
 
 
 @pytest.mark.parametrize("docname", PAGES)
