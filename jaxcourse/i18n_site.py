@@ -284,10 +284,12 @@ def term_table(language: str, terms: list[dict] | None = None):
     head += row(headers)
     group += head
     body = nodes.tbody()
+    note_key = "note_zh" if language == LANGUAGE else "note"
     for term in terms:
+        note = term.get(note_key) or term.get("note") or ""
         # The Chinese cells are marked so that a test can read the word the page shows.
         body += row(
-            (term["en"], term["zh"], term.get("hant"), " ".join(str(term.get("note") or "").split())),
+            (term["en"], term["zh"], term.get("hant"), " ".join(str(note).split())),
             ((), ("term-zh",), (), ()),
         )
     group += body

@@ -26,7 +26,7 @@ def _registered() -> set[str]:
 
 
 def test_every_assignment_and_task_has_a_registered_marker(conftest):
-    tiers = {"slow", "book", "browser"}
+    tiers = {"slow", "book", "browser", "stability"}
     wanted = set(conftest.assignments()) | {t for a in conftest.assignments()
                                             for t in conftest.tasks(a)}
     assert _registered() == wanted | tiers

@@ -7,9 +7,10 @@ not a fresh interpreter. ``child_main`` is the entry point of each forked child,
 1. the keeper starts a new session, joins the submission's cgroup (made by the grader, see
    autograder.worker.runner), wipes the command line and environment the fork server was started with
    from its own memory, and, where the kernel allows, unshares mount, network, IPC, UTS and PID
-   namespaces; it hides the course's files behind empty tmpfs mounts, gives the student fresh
-   tmpfs ``/tmp``, ``/var``, ``/run`` and ``/dev/shm``, and a scratch directory holding only a
-   copy of the notebook;
+   namespaces; it moves into a root of its own (pivot_root) that holds the system directories,
+   the Python install and the virtualenv, and none of the course's files, the submissions or
+   the output (not even in the mount table), gives the student fresh tmpfs ``/tmp``, ``/var``,
+   ``/run`` and ``/dev/shm``, and a scratch directory holding only a copy of the notebook;
 2. it forks the student's process, PID 1 of the new PID namespace: when it ends, the kernel kills
    every process left in the namespace, whatever session or process group they moved to. The
    keeper itself never runs student code; on SIGTERM from the grader it kills the student's
@@ -235,61 +236,82 @@ def _enter_namespaces(job: dict) -> list[str]:
     if _libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS):
         return [f"no namespaces (unshare: {os.strerror(ctypes.get_errno())})"]
     _mount(b"none", b"/", None, MS_REC | MS_PRIVATE)
-    for path in job["hide"]:
-        p = Path(path)
-        if p.is_dir():
-            _mount(b"tmpfs", p, b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=16k,mode=755")
-        elif p.exists():
-            _mount(b"/dev/null", p, None, MS_BIND)
-    keep = [Path(k) for k in job["keep"]]
-    disk = job["limits"]["disk_mb"]
-    for tmp, mb in ((Path("/tmp"), disk), (Path("/dev/shm"), 16), (Path("/var"), 16),
-                    (Path("/run"), 16)):
-        if tmp.is_dir() and not tmp.is_symlink():
-            # Private, writable, size-bounded and gone with the namespace (nothing reaches the
-            # host's disk through /run/lock or /var/tmp); the virtualenv comes back if it lives
-            # there (a clone in /tmp, as CI may make).
-            _hide_except(tmp, [k for k in keep if tmp in k.parents],
-                         data=f"size={mb}m,mode=1777".encode())
-    _hide_outside_system(job["keep"])
+    root = _new_root([Path(k) for k in job["keep"]], [Path(h) for h in job["hide"]],
+                     job["limits"]["disk_mb"])
+    # The old root and every mount in it leave the namespace: /proc/self/mountinfo names no
+    # hidden path (the class's submissions, the output, the course), not even as a mount point.
+    os.chdir(root)
+    if _libc.syscall(_SYS_PIVOT_ROOT.get(os.uname().machine, -1), b".", b".") == 0:
+        if _libc.umount2(b".", MNT_DETACH) != 0:
+            errno = ctypes.get_errno()
+            raise OSError(errno, f"umount2 of the old root: {os.strerror(errno)}")
+    else:  # a root that cannot be pivoted (an initramfs): the mount table shows what is under it
+        os.chroot(".")
+    os.chdir("/")
     return ["namespaces (mount, network, pid, ipc, uts), only the OS and Python visible"]
 
 
-# Top-level directories of the operating system; every other one (/home, /root, /work, /srv,
-# /opt, ...) is replaced by an empty tmpfs, keeping only the Python install and the virtualenv.
+# Top-level directories of the operating system, bound into the student's root as they are;
+# every other one (/home, /root, /work, /srv, /opt, ...) is an empty directory there, but for
+# the Python install and the virtualenv. /tmp, /var and /run are fresh tmpfs.
 _SYSTEM_DIRS = {"bin", "boot", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "run",
                 "sbin", "sys", "tmp", "usr", "var", "nix"}
+_FRESH = {"tmp": None, "var": 16, "run": 16, "dev/shm": 16}  # MiB; None: the disk limit
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "ppc64le": 203, "s390x": 217}
+MNT_DETACH = 2
 
 
-def _hide_outside_system(keep: list[str]) -> None:
-    keep_paths = [Path(k) for k in keep]
-    for entry in sorted(Path("/").iterdir()):
-        if entry.name in _SYSTEM_DIRS or entry.is_symlink():
-            continue
-        if entry.is_file():
-            _mount(b"/dev/null", entry, None, MS_BIND)
-            continue
-        if not entry.is_dir():
-            continue
-        if any(k == entry for k in keep_paths):
-            continue
-        _hide_except(entry, [k for k in keep_paths if entry in k.parents])
+def _new_root(keep: list[Path], hide: list[Path], disk_mb: int) -> Path:
+    """The student's root, built on a tmpfs: the system directories bound from the host, fresh
+    tmpfs /tmp, /var, /run and /dev/shm, the ``keep`` paths bound back read-only where they
+    were. A ``hide`` path left inside what is bound (under /usr, in the virtualenv) is covered.
 
-
-def _hide_except(directory: Path, keep: list[Path], *,
-                 data: bytes = b"size=16k,mode=755") -> None:
-    """An empty tmpfs over ``directory`` with each ``keep`` path bind-mounted back, read-only.
-
-    The kept paths are held open (O_PATH) before the tmpfs covers them and bound back from
-    /proc/self/fd, so this needs no staging directory and works for /tmp itself.
-    """
+    The kept paths are held open (O_PATH) before the tmpfs covers /tmp (where they may live: a
+    clone in /tmp, as CI may make) and bound from /proc/self/fd."""
     held = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in keep if path.is_dir()]
-    _mount(b"tmpfs", directory, b"tmpfs", MS_NOSUID | MS_NODEV, data)
+    entries = sorted(Path("/").iterdir())
+    root = Path("/tmp")
+    _mount(b"tmpfs", root, b"tmpfs", MS_NOSUID | MS_NODEV, b"size=1m,mode=755")
+    bound = []
+    for entry in entries:
+        inside = root / entry.name
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry), inside)
+        elif not entry.is_dir():
+            continue
+        elif entry.name in _FRESH:
+            inside.mkdir()
+        elif entry.name in _SYSTEM_DIRS:
+            inside.mkdir()
+            _mount(os.fsencode(entry), inside, None, MS_BIND | MS_REC)
+            bound.append(entry)
+        else:
+            inside.mkdir(mode=0o755)
+    for name, mb in _FRESH.items():
+        inside = root / name
+        if inside.is_dir() and not inside.is_symlink():
+            # Private, writable, size-bounded and gone with the namespace (nothing reaches the
+            # host's disk through /run/lock or /var/tmp).
+            size = disk_mb if mb is None else mb
+            _mount(b"tmpfs", inside, b"tmpfs", MS_NOSUID | MS_NODEV,
+                   f"size={size}m,mode=1777".encode())
     for path, fd in held:
-        path.mkdir(parents=True, exist_ok=True)
-        _mount(f"/proc/self/fd/{fd}".encode(), path, None, MS_BIND | MS_REC)
-        _mount(b"none", path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC)
+        if not any(path.is_relative_to(b) for b in bound):
+            inside = root / path.relative_to("/")
+            inside.mkdir(parents=True, exist_ok=True)
+            _mount(f"/proc/self/fd/{fd}".encode(), inside, None, MS_BIND | MS_REC)
+            _mount(b"none", inside, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC)
         os.close(fd)
+    for path in hide:  # what the binds brought along
+        inside = root / path.relative_to("/")
+        if not any(path.is_relative_to(p) for p in (*bound, *keep)) or not inside.exists():
+            continue
+        if inside.is_dir():
+            _mount(b"tmpfs", inside, b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                   b"size=16k,mode=755")
+        else:
+            _mount(b"/dev/null", inside, None, MS_BIND)
+    return root
 
 
 def _mount(source: bytes, target: Path | bytes, fstype: bytes | None, flags: int,

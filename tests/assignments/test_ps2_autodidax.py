@@ -11,6 +11,7 @@ import importlib
 from pathlib import Path
 
 import nbformat
+import numpy as np
 
 from autograder.instructor import release
 from autograder.assignments.ps2_autodidax import checks, mutants
@@ -26,6 +27,25 @@ def test_every_task_is_checked_and_named_in_its_stub():
         assert any(check.task == task.id for check in checks.CHECKS), task.id
         assert f'NotImplementedError("{task.id}: ' in source, task.id
         assert f"# {task.id}\n" in source, task.id
+
+
+def test_matmul_batching_runs_every_pair_of_in_axes_whatever_the_seed():
+    """ps2.matmul.vmap and .jvp_of_vmap run every (x's in-axis, y's in-axis) pair that exists,
+    for matrices and for stacks, unmapped on one side included (never on both), on every
+    grading: a rule wrong for one pair cannot pass by the seed's luck."""
+    for check in (c for c in checks.CHECKS if c.id in ("ps2.matmul.vmap",
+                                                        "ps2.matmul.jvp_of_vmap")):
+        for seed in range(50):
+            found = set()
+            for case in check.make_inputs(np.random.default_rng(seed))["cases"]:
+                x = case["args"][0]
+                rank = np.ndim(x) - (case["in_axes"][0] is not None)
+                found.add((rank, *(None if a is None else a % (rank + 1)
+                                   for a in case["in_axes"])))
+            every = {(rank, px, py) for rank in (2, 3)
+                     for px in (None, *range(rank + 1)) for py in (None, *range(rank + 1))
+                     if (px, py) != (None, None)}
+            assert found == every and len(every) == 39, (check.id, seed)
 
 
 def test_enough_mutants_on_every_task_and_enough_alternatives():

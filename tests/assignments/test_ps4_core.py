@@ -11,8 +11,8 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
+from autograder.assignments.ps4_core import checks, mutants, programs
 from autograder.instructor import release
-from autograder.assignments.ps4_core import checks, mutants
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,6 +47,77 @@ def test_binder_check_always_leaves_an_input_unused_and_needs_the_constant():
         for case in check.make_inputs(np.random.default_rng(seed))["cases"]:
             needed = _needed(case["program"])
             assert {0, 1} - needed and 2 in needed, seed
+
+
+def _producers(program: dict, n_args: int) -> dict[int, list]:
+    """Value index -> the step that computes it (a call step computes two values)."""
+    found, n = {}, n_args
+    for step in program["steps"]:
+        for _ in range(2 if step[0] in programs.CALLS else 1):
+            found[n] = step
+            n += 1
+    return found
+
+
+def _needed_values(program: dict, n_args: int) -> set[int]:
+    producers, needed, stack = _producers(program, n_args), set(), list(program["outs"])
+    while stack:
+        k = stack.pop()
+        if k not in needed:
+            needed.add(k)
+            if k >= n_args:
+                stack.extend(producers[k][1:])
+    return needed
+
+
+def _call_outputs(program: dict, n_args: int) -> tuple[str, int, int]:
+    """The one call step of ``program``, and the indices of its two values."""
+    found, n = [], n_args
+    for step in program["steps"]:
+        if step[0] in programs.CALLS:
+            found.append((step[0], n, n + 1))
+        n += 2 if step[0] in programs.CALLS else 1
+    (call,) = found
+    return call
+
+
+def test_every_dce_check_runs_its_classes_of_several_outputs_whatever_the_seed():
+    """ps4.dce.structure always has a jit and a cond equation of two outputs whose second output
+    alone is needed, ps4.dce.chains one of each that nothing needs (checks.DCE_STRUCTURE and
+    DCE_CHAINS), whatever the seed."""
+    by_id = {c.id: c for c in checks.CHECKS}
+    for check_id, read in (("ps4.dce.structure", "second"), ("ps4.dce.chains", "none")):
+        for seed in range(100):
+            calls = []
+            for case in by_id[check_id].make_inputs(np.random.default_rng(seed))["cases"]:
+                if not case.get("case"):
+                    continue
+                call, first, second = _call_outputs(case["program"], 3)
+                needed = _needed_values(case["program"], 3)
+                calls.append(call)
+                assert first not in needed, (check_id, seed)
+                assert (second in needed) == (read == "second"), (check_id, seed)
+            assert sorted(calls) == ["cond2", "jit2"], (check_id, seed)
+
+
+def test_every_fold_check_runs_its_other_classes_whatever_the_seed():
+    """Besides float64 sin/cos/neg/add/mul, ps4.fold_constants.structure always folds float32
+    programs and jit and cond equations of two outputs over constants, and .consts a comparison
+    of constants (a bool value) that a kept select reads."""
+    by_id = {c.id: c for c in checks.CHECKS}
+    for check_id, kinds in (("ps4.fold_constants.structure", checks.FOLD_STRUCTURE),
+                            ("ps4.fold_constants.consts", checks.FOLD_CONSTS)):
+        for seed in range(100):
+            cases = by_id[check_id].make_inputs(np.random.default_rng(seed))["cases"]
+            names = [case.get("case") for case in cases]
+            assert [checks.FOLD_SPECIAL[kind] for kind in kinds] == names[4:], (check_id, seed)
+            for kind, case in zip(kinds, cases[4:]):
+                ops = [step[0] for step in case["program"]["steps"]]
+                if kind == "float32":
+                    assert {c.dtype for c in [*case["consts"], case["x"]]} == {np.dtype(np.float32)}
+                    assert "scale" not in ops
+                else:
+                    assert {"compare": "select"}.get(kind, kind) in ops
 
 
 def test_release_is_not_stale():

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import jax
 import nbformat
+import numpy as np
 import pytest
 
 from autograder.instructor import release
@@ -33,6 +34,22 @@ def test_enough_mutants_of_every_kind():
     assert {mutants.TASK[name] for name in mutants.MUTANTS} == {t.id for t in checks.TASKS}
     assert set(mutants.DEMO) <= set(mutants.MUTANTS)
     assert mutants.GPU_MUTANTS  # the race: caught only where a GPU runs the kernel
+
+
+def test_kernel_and_derivative_checks_run_their_classes_whatever_the_seed():
+    """Every grading runs: rows wholly far below zero (x / t under -1000, where exp(x / t)
+    underflows to 0 unless shifted by the row's maximum) beside large rows of both signs; t = 0
+    among the refused calls; float32 and float64 inputs to each derivative check."""
+    by_id = {check.id: check for check in checks.CHECKS}
+    for seed in range(50):
+        rng = np.random.default_rng(seed)
+        _, below = by_id["ps5.kernel.large"].make_inputs(rng)["cases"]
+        assert np.all(below["x"] / below["t"] < -999), seed
+        ts = [case["t"] for case in by_id["ps5.kernel.refuses"].make_inputs(rng)["cases"]]
+        assert 0.0 in ts and min(ts) < 0, seed
+        for check_id in ("ps5.grad.grad", "ps5.grad.jit", "ps5.grad.jvp"):
+            cases = by_id[check_id].make_inputs(rng)["cases"]
+            assert [case["x"].dtype for case in cases] == [np.float64, np.float32], seed
 
 
 def test_release_is_not_stale():

@@ -131,6 +131,22 @@ def test_glossary_table_is_printed_from_the_term_list():
         assert [(c[0], c[1]) for c in cells[1:]] == [(t["en"], t["zh"]) for t in TERMS]
 
 
+def test_the_chinese_glossary_gives_its_notes_in_chinese():
+    """A note explains a choice of word to a Chinese reader: the Chinese table prints note_zh,
+    which every note has, written in Chinese (CJK in each sentence)."""
+    from docutils import nodes
+
+    noted = [t for t in TERMS if t.get("note")]
+    assert noted
+    for term in noted:
+        assert re.search(r"[\u4e00-\u9fff]", term.get("note_zh") or ""), term["en"]
+    rows = term_table(LANGUAGE, TERMS).findall(nodes.row)
+    notes = {cells[0]: cells[3] for cells in
+             ([e.astext() for e in row.findall(nodes.entry)] for row in rows)}
+    for term in noted:
+        assert notes[term["en"]] == " ".join(term["note_zh"].split()), term["en"]
+
+
 def test_built_chinese_glossary_shows_the_term_list():
     page = HTML / ZH_SUBDIR / "book" / "appendix" / "glossary.html"
     if not page.is_file():

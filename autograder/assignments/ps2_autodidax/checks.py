@@ -8,6 +8,12 @@ different sizes, pytrees with empty containers and axes given as prefixes. Expec
 real JAX in float64, as the NumPy-based core computes.
 
 A check that scores a rule also fails when the rule was never called (the probe counts calls).
+
+Input classes run on every grading (one case each, drawn at random within its class):
+- ps2.matmul.vmap and ps2.matmul.jvp_of_vmap: every pair of in-axes there is for x and y, for
+  members that are matrices (rank 2: each axis None or 0 to 2, 15 pairs) and stacks of one axis
+  (rank 3: None or 0 to 3, 24 pairs), not both None; each axis written non-negative or negative
+  at random.
 """
 
 from __future__ import annotations
@@ -195,16 +201,31 @@ def _axis(rng, member_rank, allow_none=True):
     return choices[int(rng.integers(len(choices)))]
 
 
-def _matmul_batch(rng):
-    b, (n, k, m) = _stack(rng)[:1], _dims(rng, 3)
-    size = int(rng.integers(2, 5))
-    members = [b + [n, k], b + [k, m]]
-    axes = [_axis(rng, len(s)) for s in members]
-    if axes == [None, None]:
-        axes[int(rng.integers(2))] = _axis(rng, len(b) + 2, allow_none=False)
-    args = [_batched(rng, s, a, size) for s, a in zip(members, axes)]
-    return {"in_axes": axes, "args": args,
-            "tangents": [rng.uniform(-1.0, 1.0, size=np.shape(a)) for a in args]}
+def _matmul_pairs(rng):
+    """Every (x's in-axis, y's in-axis) pair there is, one case each, for members of rank 2
+    (plain matrices) and 3 (stacks of one axis): each batch axis at every position of its
+    batched array (drawn written as a non-negative or a negative index) or None (unmapped), but
+    not both None. 15 pairs for matrices, 24 for stacks."""
+    cases = []
+    for stack in ([], [int(rng.integers(1, 4))]):
+        rank = len(stack) + 2  # a member's rank; its batched array has one more axis
+        positions = [None, *range(rank + 1)]
+        for x_pos in positions:
+            for y_pos in positions:
+                if x_pos is None and y_pos is None:
+                    continue
+                n, k, m = _dims(rng, 3)
+                size = int(rng.integers(2, 5))
+                axes = [None if p is None else p - (rank + 1) * int(rng.integers(2))
+                        for p in (x_pos, y_pos)]
+                members = [stack + [n, k], stack + [k, m]]
+                args = [_batched(rng, s, a, size) for s, a in zip(members, axes)]
+                cases.append({"in_axes": axes, "args": args,
+                              "tangents": [rng.uniform(-1.0, 1.0, size=np.shape(a))
+                                           for a in args],
+                              "case": f"members of rank {rank}, in_axes "
+                                      f"({x_pos}, {y_pos}) counted from the front"})
+    return {"cases": cases}
 
 
 def _matmul_sizes(rng):
@@ -457,9 +478,22 @@ def _matmul_batched(inputs):
     return jax.vmap(programs.matmul_pair(programs.theirs()), in_axes=tuple(inputs["in_axes"]))
 
 
+# One jitted function per pair of in_axes (39 pairs, each written two ways), so that gradings
+# drawing the same shapes reuse its compilations.
+@functools.cache
+def _jit_batched(in_axes: tuple):
+    return jax.jit(_matmul_batched({"in_axes": in_axes}))
+
+
+@functools.cache
+def _jit_jvp_of_batched(in_axes: tuple):
+    batched = _matmul_batched({"in_axes": in_axes})
+    return jax.jit(lambda p, t: list(jax.jvp(batched, tuple(p), tuple(t))))
+
+
 @_quick
 def expect_matmul_vmap(inputs):
-    return {"value": _np(jax.jit(_matmul_batched(inputs))(*inputs["args"]))}
+    return {"value": _np(_jit_batched(tuple(inputs["in_axes"]))(*inputs["args"]))}
 
 
 @_quick
@@ -470,9 +504,7 @@ def expect_matmul_jacfwd(inputs):
 
 @_quick
 def expect_matmul_jvp_of_vmap(inputs):
-    batched = _matmul_batched(inputs)
-    out = jax.jit(lambda p, t: list(jax.jvp(batched, tuple(p), tuple(t))))(inputs["args"],
-                                                                           inputs["tangents"])
+    out = _jit_jvp_of_batched(tuple(inputs["in_axes"]))(inputs["args"], inputs["tangents"])
     return {"value": _tree_np(out)}
 
 
@@ -571,9 +603,9 @@ CHECKS = (
            blame="matmul_jvp must compute with the matmul wrapper, so that its own derivative "
                  "can be taken."),
     _check("ps2.matmul.vmap", "ps2.matmul", "test_matmul", 4,
-           "vmap of matmul with the batch axis of each operand anywhere (negative too) or "
-           "unmapped", "probe_matmul_vmap", _matmul_batch, expect_matmul_vmap,
-           called("matmul_batch"),
+           "vmap of matmul, matrices and stacks, with every pair of batch axes (each operand's "
+           "at every position, negative too, or unmapped)", "probe_matmul_vmap", _matmul_pairs,
+           judge.expect_each(expect_matmul_vmap), judge.judge_each(called("matmul_batch")),
            blame="matmul_batch: put both batch axes in front (broadcasting an unmapped "
                  "operand), where matmul treats them as a stack axis; report where the output's "
                  "batch axis is."),
@@ -583,8 +615,10 @@ CHECKS = (
            called("matmul_jvp", "matmul_batch"),
            blame="Under jacfwd, matmul_batch meets a batched tangent and an unmapped constant."),
     _check("ps2.matmul.jvp_of_vmap", "ps2.matmul", "test_matmul", 3,
-           "jvp of a vmapped function of matmul", "probe_matmul_jvp_of_vmap", _matmul_batch,
-           expect_matmul_jvp_of_vmap, called("matmul_jvp", "matmul_batch"),
+           "jvp of a vmapped function of matmul, with every pair of batch axes",
+           "probe_matmul_jvp_of_vmap", _matmul_pairs,
+           judge.expect_each(expect_matmul_jvp_of_vmap),
+           judge.judge_each(called("matmul_jvp", "matmul_batch")),
            blame="The batching rule must work on tracers of the JVP interpreter below it: use "
                  "the wrappers (matmul, transpose, broadcast), not NumPy."),
     _check("ps2.shape_rules.transpose", "ps2.shape_rules", "test_shape_rules", 3,

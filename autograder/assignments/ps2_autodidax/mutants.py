@@ -108,6 +108,24 @@ EDITS = {
         "the batching rule of matmul moves the batch axes to 0 but reports x's old batch axis",
         "matmul", "ps2.matmul", "return [matmul(x, y)], [0]",
         "return [matmul(x, y)], [0 if x_bdim is not_mapped else x_bdim]"),
+    "matmul_batch_same_axis_shortcut": (
+        ("the batching rule of matmul multiplies at once when both batch axes are at one "
+         "position, taking it for a stack axis: right unless it is a matrix axis"),
+        "matmul", "ps2.matmul",
+        "    x = move_batch_axis(axis_size, x_bdim, 0, x)\n",
+        ("    if x_bdim == y_bdim:\n        return [matmul(x, y)], [x_bdim]\n"
+         "    x = move_batch_axis(axis_size, x_bdim, 0, x)\n")),
+    "matmul_batch_unmapped_at_other_axis": (
+        ("the batching rule of matmul broadcasts an unmapped operand at the other's batch axis "
+         "and multiplies there: right only where that axis is a stack axis"),
+        "matmul", "ps2.matmul",
+        "    x = move_batch_axis(axis_size, x_bdim, 0, x)\n",
+        ("    if x_bdim is not_mapped or y_bdim is not_mapped:\n"
+         "        axis = y_bdim if x_bdim is not_mapped else x_bdim\n"
+         "        x = move_batch_axis(axis_size, x_bdim, axis, x)\n"
+         "        y = move_batch_axis(axis_size, y_bdim, axis, y)\n"
+         "        return [matmul(x, y)], [axis]\n"
+         "    x = move_batch_axis(axis_size, x_bdim, 0, x)\n")),
     "matmul_batch_with_numpy": (
         "the batching rule of matmul moves axes with NumPy, which fails on tracers below it",
         "matmul", "ps2.matmul",

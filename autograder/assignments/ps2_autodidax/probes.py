@@ -17,7 +17,7 @@ import numpy as np
 
 import jaxcourse.autodidax.vmap  # noqa: F401 - fills the provided batching rules
 from autograder.assignments.ps2_autodidax import programs
-from autograder.student.probe_helpers import module_of, own
+from autograder.student.probe_helpers import each_case, module_of, own
 from jaxcourse.autodidax import batching, core, extra
 from jaxcourse.autodidax import jvp as provided_jvp
 from jaxcourse.autodidax.batching import BatchTracer, move_batch_axis, not_mapped
@@ -200,6 +200,7 @@ def probe_matmul_nested(ns, inputs):
     return result(calls, derivatives(jvp_trace(calls.jvp_table()), g, inputs["t"], 2))
 
 
+@each_case
 def probe_matmul_vmap(ns, inputs):
     batch = Calls(ns, {"matmul_batch": extra.matmul_p})
     f = programs.matmul_pair(programs.ours())
@@ -215,6 +216,7 @@ def probe_matmul_jacfwd(ns, inputs):
     return {"calls": {**jvp_calls.count, **batch.count}, "value": _f64(jac)}
 
 
+@each_case
 def probe_matmul_jvp_of_vmap(ns, inputs):
     jvp_calls, batch = _matmul_calls(ns)
     f = programs.matmul_pair(programs.ours())

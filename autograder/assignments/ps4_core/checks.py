@@ -13,10 +13,22 @@ Each check runs one case of every one of its input classes on every grading (``{
 - broadcast_transpose.direct and .jit: all five above, and the identity (nothing new, nothing
   stretched).
 - dce.structure: no dead chain; an input returned as it is; an input no output needs with the
-  constant needed; a dead chain. dce.chains: dead chains, with each of the three others. dce.values:
-  an unused input and a needed constant, with and without a dead chain.
+  constant needed; a dead chain; a jit equation of two outputs and a cond equation of two
+  outputs, each with only its second output read. dce.chains: dead chains, with each of the three
+  others; a jit equation and a cond equation (two outputs each) that no output needs.
+  dce.values: an unused input and a needed constant, with and without a dead chain.
 - fold_constants.*: one and two constants, each with only a kept output and with a folded output
-  too; .literals and .consts always fold a literal.
+  too; .literals and .consts always fold a literal. .structure also: float32 constants and input
+  (no literal); a jit equation of two outputs over constants; a cond equation of two outputs over
+  constants (its predicate a comparison). .consts also: a comparison of constants (a bool value)
+  read by a kept select; a jit equation of two outputs over constants.
+
+The course's core has no other primitive a jaxpr can hold (exp, log, div, maximum and matmul of
+ps2 have no abstract evaluation rule, so they cannot be staged). JAX names some equations
+otherwise: its ``jit`` is the core's ``xla_call``, ``gt``/``lt`` are ``greater``/``less``,
+``select_n`` is ``select``, and its ``cond`` reads an int32 index converted from the bool
+predicate (a ``convert_element_type`` the core does not need); the expectations are written in
+the core's names (``_core_names``).
 """
 
 from __future__ import annotations
@@ -34,6 +46,7 @@ from autograder.spec import Assignment, Check, Outcome, Task, Verdict
 
 X64 = (("jax_enable_x64", True),)
 RTOL, ATOL = 1e-7, 1e-9
+FLOAT32 = (1e-5, 1e-6)  # a float32 program's values, folded by NumPy, evaluated by XLA
 
 TASKS = (
     Task("ps4.broadcast_transpose", "broadcast_transpose, the transpose rule of broadcast",
@@ -64,7 +77,9 @@ def report(expected: dict, outcome: Outcome) -> Verdict:
     for key, message in what.items():
         if key in expected and got.get(key) != expected[key]:
             return Verdict(False, message)
-    return close(expected["values"], Outcome(value=got.get("values")))
+    rtol, atol = expected.get("tolerance", (RTOL, ATOL))
+    return judge.close(expected["values"], Outcome(value=got.get("values")), rtol=rtol,
+                       atol=atol)
 
 
 def each(judge_one):
@@ -81,12 +96,16 @@ def _broadcast_class(case) -> str:
 
 
 def _dce_class(case) -> str:
+    if case.get("case"):
+        return case["case"]
     program = case["program"]
     return (f"a program of {len(program['steps'])} steps and {len(program['outs'])} "
             f"output(s)")
 
 
 def _fold_class(case) -> str:
+    if case.get("case"):
+        return case["case"]
     return f"a program over {len(case['consts'])} constant(s)"
 
 
@@ -155,10 +174,25 @@ def _dead_code_case(rng, chains: bool, signature: bool = False, input_out: bool 
             "const": rng.uniform(-2.0, 2.0, size=n)}
 
 
+_CALL_NAMES = {"jit2": "a jit equation", "cond2": "a cond equation"}
+_READ_NAMES = {"second": "of two outputs, only the second read",
+               "none": "of two outputs, neither read"}
+
+
+def _multi_out_case(rng, call: str, read: str):
+    n = int(rng.integers(2, 5))
+    return {"program": programs.draw_multi_out(rng, call, read),
+            "args": [rng.uniform(-2.0, 2.0, size=n) for _ in range(2)],
+            "const": rng.uniform(-2.0, 2.0, size=n),
+            "case": f"{_CALL_NAMES[call]} {_READ_NAMES[read]}"}
+
+
 def _dead_code(*classes):
-    """One case per ``(chains, signature, input_out)`` in ``classes``."""
+    """One case per ``(chains, signature, input_out)`` in ``classes``, or per ``(call, read)``
+    (programs.draw_multi_out: an equation of two outputs)."""
     def make(rng):
-        return {"cases": [_dead_code_case(rng, *c) for c in classes]}
+        return {"cases": [_multi_out_case(rng, *c) if isinstance(c[0], str)
+                          else _dead_code_case(rng, *c) for c in classes]}
 
     return make
 
@@ -171,12 +205,32 @@ def _foldable_case(rng, literals: bool, n_consts: int, folded_out: bool):
             "x": rng.uniform(-2.0, 2.0, size=n)}
 
 
-def _foldable(literals: bool):
+FOLD_SPECIAL = {"float32": "float32 constants and input",
+                "jit2": "a jit equation of two outputs over constants",
+                "cond2": "a cond equation of two outputs over constants",
+                "compare": "a comparison of constants read by a kept select"}
+
+
+def _fold_special_case(rng, kind: str):
+    n = int(rng.integers(2, 5))
+    dtype = np.float32 if kind == "float32" else np.float64
+    if kind == "float32":  # no literal: the core types x * 2.0 as float64, JAX as float32
+        program = programs.draw_foldable(rng, 2, literals=False,
+                                         ops=("sin", "cos", "neg", "add", "mul"))
+    else:
+        program = programs.draw_fold_special(rng, kind)
+    return {"program": program,
+            "consts": [rng.uniform(-2.0, 2.0, size=n).astype(dtype) for _ in range(2)],
+            "x": rng.uniform(-2.0, 2.0, size=n).astype(dtype), "case": FOLD_SPECIAL[kind]}
+
+
+def _foldable(literals: bool, special=()):
     """One case per number of constants (one, two) and per kind of outputs (only a kept
-    equation's, or also a folded value's)."""
+    equation's, or also a folded value's), and one per kind in ``special`` (FOLD_SPECIAL)."""
     def make(rng):
         return {"cases": [_foldable_case(rng, literals, n_consts, folded_out)
-                          for n_consts in (1, 2) for folded_out in (False, True)]}
+                          for n_consts in (1, 2) for folded_out in (False, True)]
+                + [_fold_special_case(rng, kind) for kind in special]}
 
     return make
 
@@ -211,14 +265,27 @@ def expect_broadcast_direct(inputs):
     return [_np(ct)]
 
 
+# JAX's names of the equations the core names otherwise (see the module's docstring).
+_CORE_NAMES = {"jit": "xla_call", "pjit": "xla_call", "gt": "greater", "lt": "less",
+               "select_n": "select"}
+
+
+def _core_names(eqns) -> list[str]:
+    """The primitives of JAX's ``eqns`` as the core names them, without the conversions of a
+    bool predicate to cond's int32 index, which the core has no equation for."""
+    return [_CORE_NAMES.get(str(eqn.primitive), str(eqn.primitive)) for eqn in eqns
+            if not (str(eqn.primitive) == "convert_element_type"
+                    and eqn.invars[0].aval.dtype == jnp.bool_)]
+
+
 def expect_dce(inputs):
     const = jnp.asarray(inputs["const"])
     f = programs.build(inputs["program"], programs.theirs())
     closed = jax.make_jaxpr(lambda x, y: f(x, y, const))(*inputs["args"])
     smaller, _ = pe.dce_jaxpr(closed.jaxpr, [True] * len(closed.jaxpr.outvars),
                               instantiate=True)
-    return {"prims": [str(eqn.primitive) for eqn in smaller.eqns],
-            "eqns_left_in_argument": len(closed.jaxpr.eqns),
+    return {"prims": _core_names(smaller.eqns),
+            "eqns_left_in_argument": len(_core_names(closed.jaxpr.eqns)),
             "n_in": 2, "n_const": len(closed.jaxpr.constvars),
             "values": [_np(v) for v in f(*inputs["args"], const)]}
 
@@ -237,9 +304,12 @@ def expect_fold(inputs):
             kept.append(eqn)
     read = [v for eqn in kept for v in eqn.invars] + list(jaxpr.outvars)
     used = {v for v in read if not isinstance(v, Literal) and v in constant}
-    return {"prims": [str(eqn.primitive) for eqn in kept], "n_const": len(used),
-            "n_constvars": len(used), "n_in": 1, "consts_typed": True,
-            "values": [_np(v) for v in f(*consts, x)]}
+    expected = {"prims": _core_names(kept), "n_const": len(used),
+                "n_constvars": len(used), "n_in": 1, "consts_typed": True,
+                "values": [_np(v) for v in f(*consts, x)]}
+    if np.asarray(x).dtype == np.float32:  # NumPy's float32 and XLA's round differently
+        expected["tolerance"] = FLOAT32
+    return expected
 
 
 def _check(id, task, cell, points, description, probe, make, expect, judge_=report, blame=""):
@@ -254,10 +324,14 @@ DIRECT = judge.expect_each(expect_broadcast_direct, _broadcast_class)
 DCE_ALL = judge.expect_each(expect_dce, _dce_class)
 FOLD_ALL = judge.expect_each(expect_fold, _fold_class)
 # Input classes (one case each, every grading), as (chains, signature, input_out) for dce.
+# (call, read) for an equation of two outputs (programs.draw_multi_out).
 DCE_STRUCTURE = ((False, False, False), (False, False, True), (False, True, False),
-                 (True, False, False))
-DCE_CHAINS = ((True, False, False), (True, False, True), (True, True, False))
+                 (True, False, False), ("jit2", "second"), ("cond2", "second"))
+DCE_CHAINS = ((True, False, False), (True, False, True), (True, True, False),
+              ("jit2", "none"), ("cond2", "none"))
 DCE_VALUES = ((True, True, False), (False, True, False))
+FOLD_STRUCTURE = ("float32", "jit2", "cond2")  # FOLD_SPECIAL, besides the four random ones
+FOLD_CONSTS = ("compare", "jit2")
 CHECKS = (
     _check("ps4.broadcast_transpose.new_axes", BT, "test_broadcast_transpose", 3,
            "grad through broadcast with new axes only: a scalar x, and x of rank 1 or more",
@@ -283,12 +357,14 @@ CHECKS = (
                  "broadcast, not NumPy."),
     _check("ps4.dce.structure", DCE, "test_dce", 4,
            "the equations left on random programs, against JAX's own dead-code elimination "
-           "(an input returned as it is, an input no output needs)",
+           "(an input returned as it is, an input no output needs, jit and cond equations of "
+           "two outputs)",
            "probe_dce", _dead_code(*DCE_STRUCTURE), DCE_ALL, each(report),
            blame="Keep exactly the equations an output needs, directly or through others, in "
                  "their order, with the same binders and outputs."),
     _check("ps4.dce.chains", DCE, "test_dce", 4,
-           "programs with chains of dead equations feeding each other",
+           "programs with chains of dead equations feeding each other, and dead jit and cond "
+           "equations",
            "probe_dce", _dead_code(*DCE_CHAINS), DCE_ALL, each(report),
            blame="An equation read only by dead equations is dead too: walk backwards from the "
                  "outputs."),
@@ -299,8 +375,10 @@ CHECKS = (
            blame="Return a new Jaxpr with the constvars, in_binders and outs of the argument, "
                  "even an input no kept equation reads; do not change the argument."),
     _check("ps4.fold_constants.structure", FOLD, "test_fold_constants", 4,
-           "the equations left on random programs over one or two constants and one input",
-           "probe_fold", _foldable(literals=False), FOLD_ALL, each(report),
+           "the equations left on random programs over one or two constants and one input, "
+           "float32 ones, and jit and cond equations over constants",
+           "probe_fold", _foldable(literals=False, special=FOLD_STRUCTURE), FOLD_ALL,
+           each(report),
            blame="Fold every equation whose inputs are all constants, including results folded "
                  "before it; keep the others in order."),
     _check("ps4.fold_constants.literals", FOLD, "test_fold_constants", 3,
@@ -309,8 +387,8 @@ CHECKS = (
            blame="A literal is a constant: an equation reading constants and literals folds."),
     _check("ps4.fold_constants.consts", FOLD, "test_fold_constants", 3,
            "only the constants still read are kept, the jaxpr type-checks and computes what JAX "
-           "computes, a folded output included", "probe_fold", _foldable(literals=True),
-           FOLD_ALL, each(report),
+           "computes, a folded output included", "probe_fold",
+           _foldable(literals=True, special=FOLD_CONSTS), FOLD_ALL, each(report),
            blame="Keep one constvar per constant still read by a kept equation or an output, "
                  "with its value at the same position."),
 )

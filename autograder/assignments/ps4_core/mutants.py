@@ -88,6 +88,16 @@ EDITS = {
         "dce", DCE,
         "    return Jaxpr(jaxpr.constvars, jaxpr.in_binders, kept[::-1], jaxpr.outs)",
         "    return Jaxpr([], jaxpr.in_binders, kept[::-1], jaxpr.outs)"),
+    "dce_first_output_only": (
+        ("an equation is live when its first output is read: an equation of several outputs "
+         "(jit, cond) read only through a later one is dropped"),
+        "dce", DCE, "        if any(v in live for v in eqn.out_binders):",
+        "        if eqn.out_binders[0] in live:"),
+    "dce_keeps_calls": (
+        "equations holding a jaxpr (jit, cond) are always kept, as if they had effects",
+        "dce", DCE, "        if any(v in live for v in eqn.out_binders):",
+        ("        if any(v in live for v in eqn.out_binders) or any(\n"
+         "                k in eqn.params for k in (\"jaxpr\", \"branches\")):")),
     "fold_nothing": (
         "fold_constants returns the jaxpr and the constants as they were",
         "fold_constants", FOLD, "    known = dict(zip(jaxpr.constvars, consts))\n",
@@ -133,6 +143,14 @@ EDITS = {
     "fold_scalar_constvars": (
         "every new constvar is typed a scalar (add and mul broadcast, so typecheck passes)",
         "fold_constants", FOLD, "ShapedArray(np.shape(val),", "ShapedArray(np.shape(None),"),
+    "fold_first_output_only": (
+        ("a folded equation's value is its first output alone: the other outputs of a jit or "
+         "cond equation are never known"),
+        "fold_constants", FOLD, "            known.update(zip(eqn.out_binders, outs))",
+        "            known[eqn.out_binders[0]] = outs[0]"),
+    "fold_constvars_float64": (
+        "every new constvar is typed float64, the dtype of the visible test's constants",
+        "fold_constants", FOLD, "np.result_type(val)))", "np.float64))"),
 }
 
 

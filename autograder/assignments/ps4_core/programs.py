@@ -9,12 +9,22 @@ them on the course's core. Nothing here knows an answer of the assignment.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from jaxcourse.autodidax import core
+from jaxcourse.core.control_flow import cond, select
+from jaxcourse.core.jit import jit
 
 UNARY = ("sin", "cos", "neg", "scale")
 BINARY = ("add", "mul")
+# Equations of several outputs: ``[op, i, j]`` appends two values. Each output reads both
+# operands, in both branches of the cond, so that no output of a live call leaves an operand
+# unused (JAX's own dead-code elimination prunes a call's unused operands; the task keeps whole
+# equations).
+CALLS = ("jit2", "cond2")
+COMPARE = ("greater", "less")
 
 def _sum_back(x):
     # Equations with params (reduce_sum's axis, broadcast's shape and axes): a folding rule that
@@ -22,33 +32,117 @@ def _sum_back(x):
     return core.broadcast(core.reduce_sum(x, 0), np.shape(x), (0,))
 
 
+def _pair(lib):
+    def pair(a, b):
+        return lib["mul"](lib["sin"](a), b), lib["add"](a, lib["cos"](b))
+
+    return pair
+
+
+def _other_pair(lib):
+    def pair(a, b):
+        return lib["mul"](a, b), lib["add"](a, b)
+
+    return pair
+
+
+_ours_pair = _pair({"sin": core.sin, "cos": core.cos, "add": core.add, "mul": core.mul})
+_ours_jit = jit(_ours_pair)
+
+
+def _ours_cond(a, b):
+    pred = core.greater(core.reduce_sum(a), 0.0)
+    return cond(pred, _other_pair({"add": core.add, "mul": core.mul}), _ours_pair, a, b)
+
+
 OURS = {"sin": core.sin, "cos": core.cos, "neg": core.neg, "add": core.add, "mul": core.mul,
-        "scale": lambda x: x * 2.0, "sum_back": _sum_back}
+        "scale": lambda x: x * 2.0, "sum_back": _sum_back, "jit2": _ours_jit,
+        "cond2": _ours_cond, "greater": core.greater, "less": core.less, "select": select}
 
 
+@functools.cache  # one jax.jit of the pair, so that its compilations are cached
 def theirs() -> dict:
-    import jax.numpy as jnp  # grader side only, never at import
+    import jax  # grader side only, never at import
+    import jax.numpy as jnp
+    from jax import lax
 
-    return {"sin": jnp.sin, "cos": jnp.cos, "neg": jnp.negative, "add": jnp.add,
-            "mul": jnp.multiply, "scale": lambda x: x * 2.0,
-            "sum_back": lambda x: jnp.broadcast_to(jnp.sum(x, axis=0), jnp.shape(x))}
+    lib = {"sin": jnp.sin, "cos": jnp.cos, "neg": jnp.negative, "add": jnp.add,
+           "mul": jnp.multiply, "scale": lambda x: x * 2.0,
+           "sum_back": lambda x: jnp.broadcast_to(jnp.sum(x, axis=0), jnp.shape(x)),
+           "greater": jnp.greater, "less": jnp.less, "select": lax.select}
+    pair = _pair(lib)
+    lib["jit2"] = jax.jit(pair)
+    lib["cond2"] = lambda a, b: lax.cond(jnp.sum(a) > 0.0, _other_pair(lib), pair, a, b)
+    return lib
 
 
 def build(program: dict, lib: dict):
     def f(*args):
         vals = list(args)
         for op, *idx in program["steps"]:
-            vals.append(lib[op](*[vals[i] for i in idx]))
+            out = lib[op](*[vals[i] for i in idx])
+            vals.extend(out) if op in CALLS else vals.append(out)
         return [vals[k] for k in program["outs"]]
 
     return f
 
 
-def _step(rng, n_vals, pool=None, second=None):
-    """A random step reading values in ``pool``; a binary step's second operand may also come
-    from ``second``."""
+def draw_multi_out(rng: np.random.Generator, call: str, read: str) -> dict:
+    """Like :func:`draw_dead_code` (two inputs and a closed-over constant, the last argument),
+    with one equation of two outputs, ``call`` (``"jit2"`` or ``"cond2"``), reading a computed
+    value and any other. ``read``: ``"second"``, only its second output is read (by the
+    program's first output; a dead chain hangs off its first); ``"none"``, neither is (a dead
+    chain hangs off the second; the outputs are values computed before it)."""
+    const, n = 2, 3
+    steps: list = []
+    for _ in range(int(rng.integers(2, 4))):
+        steps.append(_step(rng, n, pool=[k for k in range(n) if k != const], second=[const]))
+        n += 1
+    operand = int(rng.integers(3, n))  # a computed value, so the call is staged
+    steps.append([call, operand, int(rng.choice([k for k in range(n) if k != operand]))])
+    first, second = n, n + 1
+    n += 2
+    live = second if read == "second" else None
+    dead = first if read == "second" else second
+    if live is not None:
+        steps.append([("sin", "cos", "neg")[int(rng.integers(3))], live])
+        live = n
+        n += 1
+    steps.append([("sin", "cos", "neg")[int(rng.integers(3))], dead])  # a dead chain
+    n += 1
+    # Values computed before the call: the outputs, or beside the live one, half the time.
+    before = [int(k) for k in rng.choice(range(3, first), size=2, replace=False)]
+    if live is None:
+        outs = before[: int(rng.integers(1, 3))]
+    else:
+        outs = [live] + before[: int(rng.integers(2))]
+    return {"steps": steps, "outs": sorted(outs)}
+
+
+def draw_fold_special(rng: np.random.Generator, kind: str) -> dict:
+    """Steps over two constants (arguments 0 and 1) and one input (2) whose folded part holds
+    what :func:`draw_foldable` never draws. ``kind``: ``"compare"``, a comparison of constants
+    (a bool value) read by a kept ``select``; ``"jit2"`` or ``"cond2"``, an equation of two
+    outputs over constants, both read by kept equations."""
+    unary = ("sin", "cos", "neg")
+    steps: list = [[unary[int(rng.integers(3))], int(rng.integers(2))]]  # 3: a constant
+    if kind == "compare":
+        steps.append([COMPARE[int(rng.integers(2))], 3, 1 - steps[0][1]])  # 4: bool constant
+        steps.append([unary[int(rng.integers(3))], 2])  # 5: reads x
+        branches = [5, 3] if rng.random() < 0.5 else [3, 5]
+        steps.append(["select", 4, *branches])  # 6: kept
+        return {"steps": steps, "outs": [6]}
+    steps.append([kind, 3, 1 - steps[0][1]])  # 4 and 5: two constants
+    steps.append([BINARY[int(rng.integers(2))], 4, 2])  # 6: kept
+    steps.append([BINARY[int(rng.integers(2))], 5, 6])  # 7: kept
+    return {"steps": steps, "outs": [7]}
+
+
+def _step(rng, n_vals, pool=None, second=None, ops=UNARY + BINARY):
+    """A random step of one of ``ops``, reading values in ``pool``; a binary step's second
+    operand may also come from ``second``."""
     pool = list(range(n_vals)) if pool is None else pool
-    op = (UNARY + BINARY)[int(rng.integers(len(UNARY + BINARY)))]
+    op = ops[int(rng.integers(len(ops)))]
     if op in UNARY:
         return [op, int(rng.choice(pool))]
     return [op, int(rng.choice(pool)), int(rng.choice(pool + (second or [])))]
@@ -111,11 +205,12 @@ def draw_dead_code(rng: np.random.Generator, n_args: int, *, chains: bool,
 
 
 def draw_foldable(rng: np.random.Generator, n_consts: int, *, literals: bool,
-                  folded_out: bool | None = None) -> dict:
+                  folded_out: bool | None = None, ops=UNARY + BINARY) -> dict:
     """Steps over constants (the first ``n_consts`` arguments) and one input (the last), so that
     some steps depend only on constants; with ``literals``, constants also meet the literal 2.0
     (at least once). With ``folded_out``, a constant-only value is also an output; with False,
-    only the last (kept) value is; with None, chance decides."""
+    only the last (kept) value is; with None, chance decides. ``ops``: what a random step
+    applies (without ``scale`` and ``literals``, the program has no literal)."""
     n_args = n_consts + 1
     steps: list = []
     n = n_args
@@ -123,7 +218,7 @@ def draw_foldable(rng: np.random.Generator, n_consts: int, *, literals: bool,
     with_literal = int(rng.integers(n_const_steps))
     with_params = (with_literal + 1) % n_const_steps  # always one equation with params, folded
     for k in range(n_const_steps):  # constant-only steps first, then mixed ones
-        step = _step(rng, n, pool=[k for k in range(n) if k != n_consts])
+        step = _step(rng, n, pool=[k for k in range(n) if k != n_consts], ops=ops)
         if k == with_params:
             step = ["sum_back", step[1]]
         elif literals and (k == with_literal or rng.random() < 0.5):
@@ -131,7 +226,7 @@ def draw_foldable(rng: np.random.Generator, n_consts: int, *, literals: bool,
         steps.append(step)
         n += 1
     for _ in range(int(rng.integers(2, 5))):
-        steps.append(_step(rng, n))
+        steps.append(_step(rng, n, ops=ops))
         n += 1
     steps.append(["mul", n_consts, int(rng.integers(n_args, n))])  # at least one kept equation
     n += 1

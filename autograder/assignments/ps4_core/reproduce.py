@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autograder.assignments.ps4_core import checks
+from autograder.assignments.ps4_core import checks, programs
 from autograder.grade.reproduce import literal, public_rng
 
 TOLERANCE = f"rtol={checks.RTOL!r}, atol={checks.ATOL!r}"
@@ -63,14 +63,40 @@ FOLD_CHAIN = {"steps": [["sum_back", 0], ["cos", 3], ["scale", 4], ["mul", 1, 2]
 FOLD_LITERAL = {"steps": [["scale", 0], ["mul", 3, 1], ["sum_back", 1], ["mul", 2, 4],
                           ["add", 6, 0], ["mul", 2, 7]],
                 "outs": [8, 4]}
+# With equations of two outputs (jit2: an xla_call equation, as jit stages one), as the checks
+# draw them: dce.structure reads only the second output of one, dce.chains has one nobody reads.
+DCE_SCATTERED_CALL = {"steps": [*DCE_SCATTERED["steps"], ["jit2", 0, 2], ["sin", 11],
+                                ["neg", 10]],
+                      "outs": [8, 9, 12]}
+DCE_CHAIN_CALL = {"steps": [*DCE_CHAIN["steps"], ["jit2", 0, 2], ["cos", 12]],
+                  "outs": [9, 10]}
+# fold_constants.structure and .consts: c1 is float32 (its negation, folded, is read by a kept
+# equation), and an equation of two outputs over constants has both read by kept ones.
+FOLD_CHAIN_CALL = {"steps": [*FOLD_CHAIN["steps"], ["neg", 1], ["jit2", 0, 3], ["mul", 9, 2],
+                             ["add", 10, 12], ["mul", 11, 13]],
+                   "outs": [8, 5, 14]}
 PROGRAMS = {
-    "ps4.dce.structure": DCE_SCATTERED, "ps4.dce.chains": DCE_CHAIN, "ps4.dce.values": DCE_CHAIN,
-    "ps4.fold_constants.structure": FOLD_CHAIN, "ps4.fold_constants.literals": FOLD_LITERAL,
-    "ps4.fold_constants.consts": FOLD_LITERAL,
+    "ps4.dce.structure": DCE_SCATTERED_CALL, "ps4.dce.chains": DCE_CHAIN_CALL,
+    "ps4.dce.values": DCE_CHAIN, "ps4.fold_constants.structure": FOLD_CHAIN_CALL,
+    "ps4.fold_constants.literals": FOLD_LITERAL, "ps4.fold_constants.consts": FOLD_CHAIN_CALL,
 }
+FLOAT32_C1 = ("ps4.fold_constants.structure", "ps4.fold_constants.consts")
 CALLS = {"sin": "sin({})", "cos": "cos({})", "neg": "neg({})", "add": "add({}, {})",
          "mul": "mul({}, {})", "scale": "{} * 2.0",
-         "sum_back": "broadcast(reduce_sum({}, 0), (3,), (0,))"}
+         "sum_back": "broadcast(reduce_sum({}, 0), (3,), (0,))", "jit2": "jit2({}, {})"}
+# The notebook does not import jit: a snippet whose program has an equation of two outputs
+# stages it as jit does, one xla_call equation holding the function's jaxpr.
+JIT2 = """\
+# jit(f) stages one equation, of the primitive xla_call, whose params hold f's jaxpr
+xla_call_p = next(p for p in transpose_rules if p.name == "xla_call")
+pair = make_jaxpr(lambda a, b: [mul(sin(a), b), add(a, cos(b))])(x, x).jaxpr
+
+
+def jit2(a, b):  # what jit(lambda a, b: [sin(a) * b, a + cos(b)]) stages: two outputs
+    return bind(xla_call_p, a, b, name="pair", jaxpr=pair)
+
+
+"""
 
 
 # --- Snippets: string.Template, so that the snippets' own braces stay as they are -------------
@@ -227,10 +253,15 @@ def _program_code(program: dict, names: list[str], params: list[str]) -> str:
     names, n_args = list(names), len(names)
     lines = [f"def program({', '.join(params)}):"]
     for op, *idx in program["steps"]:
-        names.append(f"v{len(names) - n_args + 1}")  # v1, v2, ...
-        lines.append(f"    {names[-1]} = {CALLS[op].format(*[names[i] for i in idx])}")
+        outs = []
+        for _ in range(2 if op in programs.CALLS else 1):
+            names.append(f"v{len(names) - n_args + 1}")  # v1, v2, ...
+            outs.append(names[-1])
+        lines.append(f"    {', '.join(outs)} = {CALLS[op].format(*[names[i] for i in idx])}")
     lines.append(f"    return [{', '.join(names[k] for k in program['outs'])}]")
-    return "\n".join(lines)
+    code = "\n".join(lines)
+    has_call = any(op in programs.CALLS for op, *_ in program["steps"])
+    return (JIT2 + code) if has_call else code
 
 
 # --- ps4.broadcast_transpose --------------------------------------------------------------------
@@ -280,6 +311,8 @@ def _fold(check_id: str) -> str:
     rng = public_rng(check_id)
     program = PROGRAMS[check_id]
     c0, c1, x = (_draw(rng, 3) for _ in range(3))
+    if check_id in FLOAT32_C1:
+        c1 = c1.astype(np.float32)
     want = checks.expect_fold({"program": program, "consts": [c0, c1], "x": x})
     return _fill(FOLD, check_id, c0=_lit(c0), c1=_lit(c1), x=_lit(x),
                  program=_program_code(program, ["c0", "c1", "x"], ["c0", "c1", "x"]),

@@ -7,6 +7,16 @@ unbatched operand, batch axes at any position (negative too) and nested ``vmap``
 come from real JAX: ``t * jax.nn.logsumexp(x / t, axis=-1, b=w)`` in float64, its ``vmap``, its
 ``grad`` and ``jvp``. Checks about how a value is computed read what the probe reports of the
 program: which kernel it calls, how many times, and whether it loops.
+
+The input classes a check runs on every grading (one case each, drawn at random within its class;
+the checks of one class are listed once):
+- ps5.kernel.large: large x / t of both signs (exp overflows unless shifted); rows whose every
+  x / t lies far below zero (exp(x / t) underflows: a running maximum that starts anywhere but
+  -inf, 0 say, loses the whole row).
+- ps5.kernel.refuses: a good call first, then w one weight too long and too short, int32 arrays,
+  x float32 with w float64, t < 0 and t = 0; each refusal must be an ffi::Error::InvalidArgument
+  (the task names it), not another error code.
+- ps5.grad.grad, .jit and .jvp: float64 inputs and float32 inputs (whose derivatives are float32).
 """
 
 from __future__ import annotations
@@ -85,6 +95,11 @@ def _kernel_case(kind: str):
             shape[-1] = 0
         elif kind == "large":
             shape, scale, t = _shape(rng, rank), float(rng.uniform(100, 300)), _t(0.1)
+        elif kind == "below":  # every x / t from -1e4 to -1e3: exp(x / t) underflows
+            shape = _shape(rng, rank)
+            x = -t * rng.uniform(1e3, 1e4, size=shape)
+            w = rng.uniform(0.1, 2.0, size=shape[-1])
+            return {"x": x.astype(dtype), "w": w.astype(dtype), "t": t}
         elif kind == "w_leading_ones":
             shape = _shape(rng, rank, odd=bool(rng.integers(2)))
             w_shape = [1] * int(rng.integers(1, 3)) + [shape[-1]]
@@ -92,6 +107,19 @@ def _kernel_case(kind: str):
             shape, dtype, offset = _shape(rng, rank), np.float64, float(rng.uniform(1e3, 1e4))
         x, w = _arrays(rng, shape, dtype, scale=scale, w_shape=w_shape, offset=offset)
         return {"x": x, "w": w, "t": t}
+
+    return make
+
+
+# The classes of a kernel check's case matrix, each named as its failure message says.
+KERNEL_CLASSES = {"large": "large x / t of both signs",
+                  "below": "rows wholly far below zero, where exp(x / t) underflows"}
+
+
+def _kernel_cases(*kinds: str):
+    def make(rng):
+        return {"cases": [dict(_kernel_case(kind)(rng), case=KERNEL_CLASSES[kind])
+                          for kind in kinds]}
 
     return make
 
@@ -105,8 +133,14 @@ def _refusals(rng):
         {"x": x, "w": rng.uniform(0.1, 2.0, size=n - 1), "t": 1.0},  # w too short
         {"x": x.astype(np.int32), "w": np.ones(n, np.int32), "t": 1.0},  # not a float
         {"x": x.astype(np.float32), "w": np.ones(n, np.float64), "t": 1.0},  # mixed dtypes
-        {"x": x, "w": np.ones(n), "t": float(-rng.uniform(0.1, 2.0))},  # t <= 0
+        {"x": x, "w": np.ones(n), "t": float(-rng.uniform(0.1, 2.0))},  # t < 0
+        {"x": x, "w": np.ones(n), "t": 0.0},  # t = 0
     ]}
+
+
+# What a refused call must raise: the status of the ffi::Error::InvalidArgument the task asks
+# for, which XLA puts at the head of the error's message.
+REFUSAL = "INVALID_ARGUMENT"
 
 
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
@@ -189,9 +223,8 @@ def _vmap_case(which: str, *, nested: bool = False, jit: bool = False):
     return make
 
 
-def _grad_case(mode: str):
+def _grad_case(mode: str, dtype=np.float64):
     def make(rng):
-        dtype = np.float64
         shape = _shape(rng, int(rng.integers(1, 4)), odd=bool(rng.integers(2)))
         x, w = _arrays(rng, shape, dtype)
         if rng.integers(2):
@@ -199,6 +232,24 @@ def _grad_case(mode: str):
         return {"x": x, "w": w, "t": _t(rng.uniform(0.3, 3.0)), "mode": mode,
                 "ct": rng.standard_normal(shape[:-1]), "dx": rng.standard_normal(shape),
                 "dw": rng.standard_normal(w.shape)}
+
+    return make
+
+
+GRAD_CLASSES = {"float64": np.float64, "float32": np.float32}
+
+
+def _grad_cases(mode: str):
+    """Every dtype of GRAD_CLASSES, one case each: x, w, and the cotangent or the tangents
+    drawn in that dtype."""
+    def make(rng):
+        cases = []
+        for name, dtype in GRAD_CLASSES.items():
+            case = _grad_case(mode, dtype)(rng)
+            for key in ("x", "w", "ct", "dx", "dw"):
+                case[key] = np.asarray(case[key]).astype(dtype)
+            cases.append(dict(case, case=f"{name} inputs"))
+        return {"cases": cases}
 
     return make
 
@@ -276,13 +327,19 @@ def expect_vmap(inputs):
 
 
 def expect_grad(inputs):
+    """In float64 whatever the dtype; the result has the inputs' dtype, as JAX's own
+    derivatives of a float32 function are float32."""
     t, x, w = inputs["t"], inputs["x"], inputs["w"]
+    dtype = np.asarray(x).dtype
+    x64, w64 = np.asarray(x, np.float64), np.asarray(w, np.float64)
     if inputs["mode"] == "jvp":
-        y, dy = jax.jvp(lambda x, w: lse_jax(x, w, t), (x, w), (inputs["dx"], inputs["dw"]))
-        return [np.asarray(y), np.asarray(dy)]
+        y, dy = jax.jvp(lambda x, w: lse_jax(x, w, t), (x64, w64),
+                        (np.asarray(inputs["dx"], np.float64),
+                         np.asarray(inputs["dw"], np.float64)))
+        return [np.asarray(y).astype(dtype), np.asarray(dy).astype(dtype)]
     gx, gw = jax.grad(lambda x, w: jnp.sum(lse_jax(x, w, t) * inputs["ct"]),
-                      argnums=(0, 1))(x, w)
-    return [np.asarray(gx), np.asarray(gw)]
+                      argnums=(0, 1))(x64, w64)
+    return [np.asarray(gx).astype(dtype), np.asarray(gw).astype(dtype)]
 
 
 def expect_cuda_lowering(inputs):
@@ -304,11 +361,14 @@ def judge_refusals(expected, outcome: Outcome) -> Verdict:
         return Verdict(False, "the kernel refused a good call")
     got = got[1:]
     labels = ["w with one weight too many", "w with one weight too few", "int32 arrays",
-              "x float32 with w float64", "t <= 0"]
+              "x float32 with w float64", "t < 0", "t = 0"]
     for label, what in zip(labels, got + ["returned"] * len(labels)):
         if what == "returned":
             return Verdict(False, f"the kernel returned a result for {label} instead of an "
-                                  "ffi::Error")
+                                  "ffi::Error::InvalidArgument")
+        if what != REFUSAL:
+            return Verdict(False, f"the kernel refused {label} with {what}, not with the "
+                                  "ffi::Error::InvalidArgument the task asks for")
     return Verdict(True)
 
 
@@ -465,15 +525,17 @@ CHECKS = (
     _check("ps5.kernel.empty", KERNEL, "rows of no element give -inf", 2,
            "test_kernel", "probe_kernel", _kernel_case("empty"), expect_kernel, judge_kernel,
            blame=_K),
-    _check("ps5.kernel.large", KERNEL, "large x / t, where exp overflows unless shifted", 2,
-           "test_kernel", "probe_kernel", _kernel_case("large"), expect_kernel, judge_kernel,
-           blame=_K),
+    _check("ps5.kernel.large", KERNEL, "large x / t of both signs, and rows wholly far below "
+           "zero: exp overflows or underflows unless shifted by the row's maximum", 2,
+           "test_kernel", "probe_kernel", _kernel_cases("large", "below"),
+           judge.expect_each(expect_kernel), judge.judge_each(judge_kernel), blame=_K),
     _check("ps5.kernel.w_shape", KERNEL, "w with leading axes of size one", 2, "test_kernel",
            "probe_kernel", _kernel_case("w_leading_ones"), expect_kernel, judge_kernel,
            blame=_K),
     _check("ps5.kernel.precise", KERNEL, "float64 computed in float64", 2, "test_kernel",
            "probe_kernel", _kernel_case("precise"), expect_kernel, judge_kernel, blame=_K),
-    _check("ps5.kernel.refuses", KERNEL, "bad arguments return an ffi::Error", 2, "test_kernel",
+    _check("ps5.kernel.refuses", KERNEL, "bad arguments (t = 0 among them) return an "
+           "ffi::Error::InvalidArgument", 2, "test_kernel",
            "probe_kernel_refuses", _refusals, lambda inputs: None, judge_refusals, blame=_K),
     _check("ps5.ffi_call.float32", FFI, "float32: one kernel call under jit, result shape and "
            "dtype", 1, "test_ffi_call", "probe_ffi_call", _ffi_case("float32"), expect_ffi,
@@ -504,13 +566,15 @@ CHECKS = (
     _check("ps5.vmap.nested", VMAP, "nested vmap under jit, any mix of batched arguments", 4,
            "test_vmap", "probe_vmap", _vmap_case("any", nested=True, jit=True), expect_vmap,
            judge_vmap, blame="in lse_vmappable's batching"),
-    _check("ps5.grad.grad", GRAD, "grad in x and w", 4, "test_grad", "probe_grad",
-           _grad_case("grad"), expect_grad, judge_grad, blame="in lse's derivative"),
-    _check("ps5.grad.jit", GRAD, "jit of grad", 3, "test_grad", "probe_grad",
-           _grad_case("jit_grad"), expect_grad, judge_grad, blame="in lse's derivative"),
-    _check("ps5.grad.jvp", GRAD, "forward mode, tangents for x and w", 3, "test_grad",
-           "probe_grad", _grad_case("jvp"), expect_grad, judge_grad,
-           blame="in lse's derivative"),
+    _check("ps5.grad.grad", GRAD, "grad in x and w, float64 and float32", 4, "test_grad",
+           "probe_grad", _grad_cases("grad"), judge.expect_each(expect_grad),
+           judge.judge_each(judge_grad), blame="in lse's derivative"),
+    _check("ps5.grad.jit", GRAD, "jit of grad, float64 and float32", 3, "test_grad",
+           "probe_grad", _grad_cases("jit_grad"), judge.expect_each(expect_grad),
+           judge.judge_each(judge_grad), blame="in lse's derivative"),
+    _check("ps5.grad.jvp", GRAD, "forward mode, tangents for x and w, float64 and float32", 3,
+           "test_grad", "probe_grad", _grad_cases("jvp"), judge.expect_each(expect_grad),
+           judge.judge_each(judge_grad), blame="in lse's derivative"),
     _check("ps5.cuda.compiles", CUDA,
            "LSE_CU compiles with nvcc, exports LseCuda, its kernel writes y", 3,
            "test_cuda", "probe_cuda_compiles", lambda rng: {"timeout_s": 150.0},

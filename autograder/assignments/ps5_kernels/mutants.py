@@ -72,6 +72,33 @@ EDITS = {
         "kernel", KERNEL, _Y,
         "    const float result = n == 0 ? top : t * (top + std::log(sum));\n"
         "    y[r] = static_cast<T>(result);\n"),
+    "kernel_t_zero_accepted": (
+        "the temperature is refused only when negative: t = 0 divides by zero instead",
+        "kernel", KERNEL, "  if (!(t > 0.0f)) return", "  if (t < 0.0f) return"),
+    "kernel_refuses_out_of_range": (
+        "a w of the wrong size is refused with an OUT_OF_RANGE error, not the InvalidArgument "
+        "the task asks for",
+        "kernel", KERNEL,
+        "    return ffi::Error::InvalidArgument(\"lse: w must hold n = \"",
+        "    return ffi::Error(ffi::ErrorCode::kOutOfRange, \"lse: w must hold n = \""),
+    "kernel_running_max_from_zero": (
+        "one pass with a running maximum that starts at 0, not -inf (an empty row is handled "
+        "apart): a row wholly far below zero underflows to log(0)",
+        "kernel", KERNEL,
+        "    double top = -std::numeric_limits<double>::infinity();\n"
+        "    for (int64_t j = 0; j < n; ++j) top = std::fmax(top, row[j] / t);\n"
+        "    double sum = 0.0;\n" + _SUM + _Y,
+        "    double top = 0.0, sum = 0.0;\n"
+        "    for (int64_t j = 0; j < n; ++j) {\n"
+        "      const double v = row[j] / t;\n"
+        "      if (v > top) {\n"
+        "        sum = sum * std::exp(top - v) + w[j];\n"
+        "        top = v;\n"
+        "      } else {\n"
+        "        sum += w[j] * std::exp(v - top);\n"
+        "      }\n"
+        "    }\n"
+        "    y[r] = static_cast<T>(n == 0 ? -INFINITY : t * (top + std::log(sum)));\n"),
     "ffi_always_float32": (
         "the kernel always runs in float32, float64 included",
         "ffi_call", FFI,
@@ -140,6 +167,10 @@ EDITS = {
     "grad_w_term_without_t": (
         "the term of dw misses its factor t",
         "grad", GRAD, "+ t * jnp.sum(p * dw_row, axis=-1)", "+ jnp.sum(p * dw_row, axis=-1)"),
+    "grad_tangent_in_float64": (
+        "the JVP computes p in float64 whatever x's dtype: a float32 x gets a float64 tangent",
+        "grad", GRAD, "p = jnp.exp((x - y[..., None]) / t)",
+        "p = jnp.exp((x.astype(jnp.float64) - y[..., None]) / t)"),
     "grad_forward_in_jnp": (
         "lse is jax.numpy's logsumexp: differentiable, but the kernel is never called",
         "grad", GRAD, "    return _lse_jvp(x, w, float(t))\n",

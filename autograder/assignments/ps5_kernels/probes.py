@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import Literal
 
-from autograder.student.probe_helpers import own
+from autograder.student.probe_helpers import each_case, own
 from jaxcourse.kernels.build import (
     KernelBuildError,
     KernelCallError,
@@ -81,14 +81,23 @@ def _kernel(target: str, x, w, t, *, platform: str = "cpu", repeats: int = 0):
     return value, best
 
 
+@each_case
 def probe_kernel(ns, inputs):
     x, w = _array(inputs["x"]), _array(inputs["w"])
     return _kernel(_name(ns, "TARGET"), x, w, inputs["t"])[0]
 
 
+def _refused_with(kind: str, message: str) -> str:
+    """The status an ffi::Error carried (XLA starts the message with it: INVALID_ARGUMENT,
+    INTERNAL, ...), else the name of the exception raised."""
+    status = re.match(r"([A-Z][A-Z_]+): ", message)
+    return status.group(1) if status else kind
+
+
 def probe_kernel_refuses(ns, inputs):
-    """Each bad call in turn: the name of what it raised, or 'returned'. A crash or a hang
-    fails the check (it is raised)."""
+    """Each bad call in turn: the status of the error it raised (INVALID_ARGUMENT, ...), the
+    exception's name when it carries none, or 'returned'. A crash or a hang fails the check (it
+    is raised)."""
     target = _name(ns, "TARGET")
     found = []
     for case in inputs["cases"]:
@@ -97,11 +106,11 @@ def probe_kernel_refuses(ns, inputs):
             _kernel(target, x, w, case["t"])
             found.append("returned")
         except KernelCallError as err:  # the kernel's process said what the call raised
-            found.append(err.kind)
+            found.append(_refused_with(err.kind, str(err).partition(": ")[2]))
         except Exception as err:  # noqa: BLE001 - in process: any error raised through the FFI
             if kernels_isolated():
                 raise
-            found.append(type(err).__name__)
+            found.append(_refused_with(type(err).__name__, str(err)))
     return found
 
 
@@ -310,6 +319,7 @@ def probe_vmap(ns, inputs):
 
 
 # --- ps5.grad --------------------------------------------------------------------------------
+@each_case
 def probe_grad(ns, inputs):
     with _GraderFfi(ns) as pinned:
         f = own(ns, "lse")

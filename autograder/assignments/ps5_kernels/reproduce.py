@@ -32,7 +32,9 @@ KERNEL_CASES = {
     "ps5.kernel.empty": [((3, 0), "float64", 3.0, 0.0, 1.0, None),
                          ((2, 2, 0), "float32", 3.0, 0.0, 1.0, None)],
     "ps5.kernel.large": [((3, 4), "float64", 250.0, 0.0, 0.1, None),
-                         ((5,), "float32", 150.0, 0.0, 0.1, None)],
+                         ((5,), "float32", 150.0, 0.0, 0.1, None),
+                         # rows wholly far below zero: x / t from about -6000 to -2000
+                         ((2, 3), "float64", 300.0, -2000.0, 0.5, None)],
     "ps5.kernel.w_shape": [((3, 5), "float64", 3.0, 0.0, 1.0, (1, 5)),
                            ((2, 3), "float32", 3.0, 0.0, 0.5, (1, 1, 3))],
     "ps5.kernel.precise": [((4, 3), "float64", 3.0, 5000.0, 0.7, None)],
@@ -67,7 +69,8 @@ cases = [  # each call a correct kernel answers with an ffi::Error
     ("w with one weight too few", x, np.ones(x.shape[-1] - 1), 1.0),
     ("int32 arrays", x.astype(np.int32), np.ones(x.shape[-1], np.int32), 1.0),
     ("x float32 with w float64", x.astype(np.float32), np.ones(x.shape[-1]), 1.0),
-    ("t <= 0", x, np.ones(x.shape[-1]), -0.5),
+    ("t < 0", x, np.ones(x.shape[-1]), -0.5),
+    ("t = 0", x, np.ones(x.shape[-1]), 0.0),
 ]
 call = ffi_call(TARGET, jax.ShapeDtypeStruct(x.shape[:-1], x.dtype))
 np.asarray(call(x, np.ones(x.shape[-1]), t=np.float32(1.0)))  # a good call must work
@@ -76,7 +79,11 @@ for what, xs, ws, t in cases:
     try:
         np.asarray(bad(xs, ws, t=np.float32(t)))
     except Exception as err:
-        print(f"{what}: your code refuses it, as a correct solution does: {err}")
+        print(f"{what}: your code refuses it with {err}; a correct solution with "
+              "INVALID_ARGUMENT")
+        # XLA starts the message with the ffi::Error's status
+        assert str(err).startswith("INVALID_ARGUMENT:"), (
+            f"{what} must be refused with ffi::Error::InvalidArgument")
     else:
         raise AssertionError(f"the kernel returned a result for {what}")
 """)

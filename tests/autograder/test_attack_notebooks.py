@@ -1,0 +1,393 @@
+"""Issue 26's attacks, rebuilt as real student notebooks of ps1 and ps5 and graded by the real
+command (``python -m autograder grade``, cell policy on, as an instructor runs it).
+
+Each attack is one cell added to a released notebook, untouched (the issue's "an untouched
+notebook plus one cell": 52/52 on ps1, 50/50 on ps5) or partly solved (its honest cells must
+still earn). Each is written twice where the text alone can hide it: as a student would type it
+(the policy refuses the cell before it runs, naming line and rule) and with every forbidden name
+built at run time (the cell runs; the guards stop it with a PolicyError naming the rule). Either
+way the notebook earns no point beyond the same notebook without the attack cell.
+
+- ``wrapper_builtins``: ``functools.update_wrapper(obj, jax)`` onto an object whose class has a
+  ``__dict__`` property: jax's real module dict lands in the student's ``update`` method, and
+  ``"__" + "builtins__"`` hands over the real ``__import__``, ``exec``, ``open``;
+- ``raw_memory``: a class with an ``__array_interface__`` property over ``id()``: ``np.asarray``
+  makes a writable view of any address;
+- ``probe_rewrite``: with the real builtins, every probe function rewritten in place (code,
+  globals, builtins), the function objects kept;
+- ``json_forgery``: with the real builtins, json's and the channel's encoder and decoder
+  replaced, so that every reply is rewritten before it is signed;
+- ``nested_format``: a format field nested in a format spec (``"{0:{1.__globals__...}}"``).
+
+One class per assignment, one ``grade`` run each (module-scoped fixtures). The ps1 class also
+holds a student whose cell reads ``/proc/self/mountinfo`` (``np.fromregex`` reads files under
+the policy): no hidden path (the class's submissions, the output, the gradebook, the course's
+and the repository's files) appears in the sandbox's mount table (autograder.student.sandbox._new_root:
+the student's process runs in a root of its own, the host's mounts left behind).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from engine_helpers import REPO
+
+from autograder.grade.grading import hidden_paths
+from autograder.instructor.classroom import make_submission, mutants_module, solution_sources
+
+GRADE_LIMIT_S = 1800  # each class: a dozen notebooks on a busy 2-core machine, ps5 compiling C++
+pytestmark = pytest.mark.timeout(GRADE_LIMIT_S + 300)
+
+# Each attack as a student types it: refused before it runs, with the rule the message names.
+WRAPPER_BUILTINS = '''\
+import functools
+import jax
+
+
+class Grab:
+    def update(self, namespace):
+        Grab.found = namespace
+
+
+class Wrapper:
+    @property
+    def __dict__(self):
+        return Grab()
+
+
+functools.update_wrapper(Wrapper(), jax)
+real = Grab.found["__builtins__"]
+real["print"]("REAL-BUILTINS", sorted(real)[:3])
+'''
+RAW_MEMORY = '''\
+import jax
+import numpy as np
+
+
+class Raw:
+    def __init__(self, address, size):
+        self.address, self.size = address, size
+
+    @property
+    def __array_interface__(self):
+        return {"shape": (self.size,), "typestr": "|u1", "data": (self.address, False),
+                "version": 3}
+
+
+memory = np.asarray(Raw(id(jax.jit), 64))
+memory[16:24] = 0
+print("RAW-MEMORY", memory[:8])
+'''
+PROBE_REWRITE = '''\
+import functools
+import jax
+
+
+class Grab:
+    def update(self, namespace):
+        Grab.found = namespace
+
+
+class Wrapper:
+    @property
+    def __dict__(self):
+        return Grab()
+
+
+functools.update_wrapper(Wrapper(), jax)
+real = Grab.found["__builtins__"]
+sys = real["__import__"]("sys")
+probes = sys.modules["{probes}"]
+
+
+def answer(ns, inputs):
+    return inputs.get("expected")
+
+
+for name, fn in list(vars(probes).items()):
+    if name.startswith("probe_"):
+        fn.__code__ = answer.__code__.replace(co_name=fn.__code__.co_name)
+        fn.__globals__.update(__builtins__=real)
+print("PROBES-REWRITTEN")
+'''
+JSON_FORGERY = '''\
+import functools
+import jax
+
+
+class Grab:
+    def update(self, namespace):
+        Grab.found = namespace
+
+
+class Wrapper:
+    @property
+    def __dict__(self):
+        return Grab()
+
+
+functools.update_wrapper(Wrapper(), jax)
+real = Grab.found["__builtins__"]
+json = real["__import__"]("json")
+sys = real["__import__"]("sys")
+
+
+class Forger(json.JSONEncoder):
+    def encode(self, value):
+        text = super().encode(value)
+        return text.replace('"failed"', '"passed"').replace("false", "true")
+
+
+json._default_encoder = Forger()
+channel = sys.modules.get("autograder.student.channel")
+if channel is not None:
+    channel.ENCODER = Forger()
+print("JSON-FORGED")
+'''
+NESTED_FORMAT = '''\
+import jax
+
+leak = "{0:{1.__globals__[__builtins__]}}".format(0, jax.jit)
+print("FORMAT-LEAK", leak)
+'''
+
+# The same attacks with every forbidden name built at run time: the text check sees nothing, the
+# guards stop the cell while it runs.
+RUNTIME_WRAPPER = '''\
+import functools
+import jax
+
+
+class Grab:
+    def update(self, namespace):
+        Grab.found = namespace
+
+
+name = "_" * 2 + "dict" + "_" * 2
+Wrapper = type("Wrapper", (), {name: property(lambda self: Grab())})
+functools.update_wrapper(Wrapper(), jax)
+real = Grab.found["_" * 2 + "builtins" + "_" * 2]
+real["print"]("REAL-BUILTINS", sorted(real)[:3])
+'''
+RUNTIME_WRAPPER_FUNCTION = '''\
+import functools
+import jax
+
+
+def wrapper():
+    pass
+
+
+functools.update_wrapper(wrapper, jax)
+print("WRAPPED-JAX")
+'''
+RUNTIME_RAW_MEMORY = '''\
+import jax
+import numpy as np
+
+name = "_" * 2 + "array_interface" + "_" * 2
+Raw = type("Raw", (), {name: property(lambda self: {
+    "shape": (64,), "typestr": "|u1", "data": (hash(jax.jit) << 4, False), "version": 3})})
+memory = np.asarray(Raw())
+print("RAW-MEMORY", memory[:8])
+'''
+RUNTIME_NESTED_FORMAT = '''\
+import jax
+
+dunder = "_" * 2
+template = "{0:{1." + dunder + "globals" + dunder + "[" + dunder + "builtins" + dunder + "]}}"
+leak = template.format(0, jax.jit)
+print("FORMAT-LEAK", leak)
+'''
+# Not an attack the policy stops: NumPy reads files. What it shows must name no hidden path.
+MOUNTINFO = '''\
+import numpy as np
+
+table = np.fromregex("/proc/self/mountinfo", r"(.*)\\n", [("line", "U4096")])
+for line in table["line"]:
+    print("MOUNT", line)
+print("MOUNTS-READ", len(table))
+'''
+
+# name -> (added cell, what the refusal or the PolicyError says: the rule it names).
+ATTACKS = {
+    "wrapper_builtins": (WRAPPER_BUILTINS, "dunder '__dict__' may not be defined in a class"),
+    "raw_memory": (RAW_MEMORY, "dunder '__array_interface__' may not be defined in a class"),
+    "probe_rewrite": (PROBE_REWRITE, "dunder '__dict__' may not be defined in a class"),
+    "json_forgery": (JSON_FORGERY, "dunder '__dict__' may not be defined in a class"),
+    "nested_format": (NESTED_FORMAT, "format field '1.__globals__[__builtins__]' is not allowed"),
+    "runtime_wrapper": (RUNTIME_WRAPPER,
+                        "type(): dunder '__dict__' may not be defined in a class"),
+    "runtime_wrapper_function": (RUNTIME_WRAPPER_FUNCTION,
+                                 "functools.update_wrapper may wrap only a function, not 'module'"),
+    "runtime_raw_memory": (RUNTIME_RAW_MEMORY,
+                           "type(): dunder '__array_interface__' may not be defined in a class"),
+    "runtime_nested_format": (RUNTIME_NESTED_FORMAT,
+                              "format field '1.__globals__[__builtins__]' is not allowed"),
+}
+STATIC = ("wrapper_builtins", "raw_memory", "probe_rewrite", "json_forgery", "nested_format")
+# What a cell prints only if its attack ran past the guards.
+RAN_MARKERS = ("REAL-BUILTINS", "RAW-MEMORY", "PROBES-REWRITTEN", "JSON-FORGED", "FORMAT-LEAK",
+               "WRAPPED-JAX")
+# Per assignment: the attacks added to the untouched notebook, those added to the partly solved
+# one (its honest cells keep their points), and whether a student reads the mount table. ps5's
+# notebooks each compile C++ (and CUDA where nvcc is installed) in the sandbox, a minute or two a
+# notebook on a busy 2-core machine: its class holds the attacks as typed, one run-time variant
+# of each kind of guard, and no second reading of the mount table (the sandbox is the same).
+PLAN = {
+    "ps1_primitives": (tuple(ATTACKS), ("probe_rewrite", "runtime_wrapper", "runtime_raw_memory"),
+                       True),
+    "ps5_kernels": ((*STATIC, "runtime_raw_memory", "runtime_nested_format"),
+                    ("runtime_wrapper",), False),
+}
+ASSIGNMENTS = {"ps1": "ps1_primitives", "ps5": "ps5_kernels"}
+
+
+def _partial_fills(name: str) -> dict[str, str]:
+    solutions = solution_sources(name, root=REPO)
+    return {k: solutions[k] for k in mutants_module(name).PARTIAL}
+
+
+def notebooks(name: str) -> dict[str, tuple[nbformat.NotebookNode, str]]:
+    """student -> (notebook, the honest twin it must not outscore): the released notebook
+    untouched or partly solved, with one attack cell added at its end."""
+    probes = f"autograder.assignments.{name}.probes"
+    bases = {"untouched": make_submission(name, {}, root=REPO),
+             "partial": make_submission(name, _partial_fills(name), root=REPO)}
+    students = {base: (nb, base) for base, nb in bases.items()}
+
+    def add(student: str, base: str, cell: str) -> None:
+        nb = nbformat.from_dict(json.loads(json.dumps(bases[base])))
+        nb.cells.append(nbformat.v4.new_code_cell(cell.replace("{probes}", probes)))
+        students[student] = (nb, base)
+
+    on_untouched, on_partial, mountinfo = PLAN[name]
+    for attack in on_untouched:
+        add(attack, "untouched", ATTACKS[attack][0])
+    for attack in on_partial:
+        add(f"partial_{attack}", "partial", ATTACKS[attack][0])
+    if mountinfo:
+        add("mountinfo", "untouched", MOUNTINFO)
+    return students
+
+
+def _grade_class(base: Path, name: str) -> dict:
+    students = notebooks(name)
+    submitted, out = base / "submitted", base / "out"
+    for student, (nb, _) in students.items():
+        path = submitted / student / name / f"{name}.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(nb, path)
+    db = f"sqlite:///{base / 'gradebook.db'}"
+    env = dict(os.environ, PYTHONPATH=str(REPO),
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    run = subprocess.Popen(
+        [sys.executable, "-m", "autograder", "grade", name, str(submitted), "--out", str(out),
+         "--db", db, "--seed", "attack-notebooks", "--workers", "2", "--no-progress"],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
+    try:
+        stdout, stderr = run.communicate(timeout=GRADE_LIMIT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.communicate()
+        pytest.fail(f"{name}'s attack class was not graded within GRADE_LIMIT_S = "
+                    f"{GRADE_LIMIT_S} s ({__name__})", pytrace=False)
+    assert run.returncode == 0, stdout[-3000:] + stderr[-3000:]
+    with open(out / "grades.csv", newline="", encoding="utf-8") as f:
+        rows = {row["student_id"]: row for row in csv.DictReader(f)}
+    results = {s: json.loads((out / "results" / f"{s}.json").read_text()) for s in students}
+    pages = {s: html.unescape((out / "feedback" / f"{s}.html").read_text(encoding="utf-8"))
+             for s in students}
+    hidden = hidden_paths(root=REPO, submitted=submitted, out=out, db_url=db)
+    return {"students": students, "rows": rows, "results": results, "pages": pages,
+            "hidden": hidden, "base": base, "submitted": submitted, "out": out}
+
+
+@pytest.fixture(scope="module")
+def ps1(tmp_path_factory):
+    return _grade_class(tmp_path_factory.mktemp("attacks_ps1"), ASSIGNMENTS["ps1"])
+
+
+@pytest.fixture(scope="module")
+def ps5(tmp_path_factory):
+    return _grade_class(tmp_path_factory.mktemp("attacks_ps5"), ASSIGNMENTS["ps5"])
+
+
+@pytest.fixture()
+def graded(request):
+    """The class the test names by its ``marker`` parameter (a fixture called "graded" makes the
+    test `slow`: tests/conftest.py)."""
+    return request.getfixturevalue(request.node.callspec.params["marker"])
+
+
+def _cases(kind: str) -> list[tuple[str, str]]:
+    """(assignment marker, student) for every attack notebook (kind "all") or every attack
+    added to a notebook as a student would type it or with names built at run time ("attack":
+    each attack once per class, wherever it was added)."""
+    cases = []
+    for marker, name in ASSIGNMENTS.items():
+        on_untouched, on_partial, _ = PLAN[name]
+        cases += [(marker, a) for a in on_untouched]
+        cases += [(marker, f"partial_{a}") for a in on_partial
+                  if kind == "all" or a not in on_untouched]
+    return cases
+
+
+def _points(result: dict) -> dict[str, float]:
+    return {t["name"]: t["points"] for t in result["tests"]}
+
+
+@pytest.mark.parametrize("marker", sorted(ASSIGNMENTS))
+def test_every_student_is_graded(graded, marker):
+    assert set(graded["rows"]) == set(graded["students"])
+    for student, row in graded["rows"].items():
+        assert row["status"] == "graded", (student, row)
+    partial, untouched = (float(graded["rows"][s]["score"]) for s in ("partial", "untouched"))
+    assert partial > untouched  # the partly solved twin earns: the comparisons mean something
+
+
+@pytest.mark.parametrize(("marker", "student"), _cases("all"))
+def test_an_attack_earns_no_point_beyond_its_honest_cells(graded, marker, student):
+    twin = graded["students"][student][1]
+    result, honest = graded["results"][student], graded["results"][twin]
+    assert result["score"] <= honest["score"], (student, result["score"], honest["score"])
+    # Check by check: the attack cell gives no check a point its twin did not earn, and costs
+    # the honest cells nothing (the cell was refused or stopped before it changed anything).
+    assert _points(result) == _points(honest), student
+    assert result["max_score"] == honest["max_score"]
+
+
+@pytest.mark.parametrize(("marker", "student"), _cases("attack"))
+def test_an_attack_is_refused_naming_the_rule(graded, marker, student):
+    page = graded["pages"][student]
+    attack = student.removeprefix("partial_")
+    rule = ATTACKS[attack][1]
+    if attack in STATIC:
+        assert "refused by the cell policy: line " in page and rule in page, student
+    else:
+        assert f"PolicyError: {rule}" in page, student
+    for ran in RAN_MARKERS:  # printed only by an attack that ran past the guards
+        assert f"{ran} " not in page.replace(f'"{ran}"', ""), (student, ran)
+
+
+@pytest.mark.parametrize("marker", ["ps1"])
+def test_the_mount_table_names_no_hidden_path(graded, marker):
+    page = graded["pages"]["mountinfo"]
+    assert "MOUNTS-READ" in page, page[-3000:]
+    table = "\n".join(line for line in page.splitlines() if "MOUNT " in line)
+    assert " / / " in table and " /proc " in table  # the table was read, and is a table
+    hidden = [*graded["hidden"], str(graded["base"]), str(REPO / "autograder"),
+              str(REPO / "tests")]
+    assert str(graded["submitted"]) in hidden and str(graded["out"]) in hidden
+    for path in hidden:
+        assert path not in table, (path, table)
