@@ -259,3 +259,84 @@ def test_search_page_screenshot(site):
     site.search(SEARCH_TERM)
     png = site.screenshot(SCREENSHOTS / "search.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 10_000, "search.png looks empty"
+
+
+# ---------------------------------------------------------------------------------------------
+# Each chapter that is a notebook, downloadable as one (jaxcourse/notebook_downloads.py).
+
+# Two small chapters, without a GPU or a kernel to compile, that the test runs as downloaded.
+RUN_DOWNLOADED = ("book/faq/impure", "book/faq/where_nan")
+RUN_TIMEOUT_S = 300
+
+
+def _source_is_notebook(docname: str) -> bool:
+    from myst_nb.core.read import is_myst_markdown_notebook
+
+    return is_myst_markdown_notebook((ROOT / f"{docname}.md").read_text(encoding="utf-8"))
+
+
+def _notebook_links(page) -> list[str]:
+    return [
+        href
+        for href in page.links
+        if "/_notebooks/" in urllib.parse.urlparse(href).path and href.endswith(".ipynb")
+    ]
+
+
+def _code_sources(nb: nbformat.NotebookNode) -> list[str]:
+    return [cell.source for cell in nb.cells if cell.cell_type == "code"]
+
+
+def test_every_notebook_chapter_links_its_notebook(site, fetcher, base_url):
+    """Each page whose source is a notebook (jupytext header) links exactly one .ipynb: served,
+    valid, with the source's code cells; a page that is plain markdown links none."""
+    import jupytext
+
+    notebooks = [docname for docname in PAGES if _source_is_notebook(docname)]
+    assert notebooks, "no page of the book is a notebook"
+    for docname in PAGES:
+        links = _notebook_links(site.page(docname))
+        if docname not in notebooks:
+            assert not links, f"{docname} is not a notebook but links {links}"
+            continue
+        assert len(links) == 1, f"{docname}: {len(links)} notebook links: {links}"
+        href = links[0]
+        assert href == urllib.parse.urljoin(base_url, f"_notebooks/{docname}.ipynb"), href
+        status, body = fetcher.get(href)
+        assert status == 200, f"{docname}: {href}: HTTP {status}"
+        nb = nbformat.reads(body.decode("utf-8"), as_version=4)
+        nbformat.validate(nb)
+        source = jupytext.read(ROOT / f"{docname}.md")
+        assert _code_sources(nb) == _code_sources(source), f"{href}: not the code of {docname}"
+        assert _code_sources(nb), f"{href} has no code cells"
+
+
+@pytest.mark.parametrize("docname", RUN_DOWNLOADED)
+def test_downloaded_chapter_notebook_runs(fetcher, base_url, tmp_path, docname):
+    """The downloaded notebook runs as a reader would run it: in a folder of its own, with the
+    course's package importable."""
+    import os
+    import subprocess
+    import sys
+
+    status, body = fetcher.get(urllib.parse.urljoin(base_url, f"_notebooks/{docname}.ipynb"))
+    assert status == 200, f"{docname}: HTTP {status}"
+    name = f"{Path(docname).name}.ipynb"
+    (tmp_path / name).write_bytes(body)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        # The kernel's "python" is the one running this test.
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "JAX_PLATFORMS": "cpu",
+    }
+    run = subprocess.run(
+        [sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute",
+         f"--ExecutePreprocessor.timeout={RUN_TIMEOUT_S}", "--output", "executed.ipynb", name],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S + 60,
+        check=False,
+    )
+    assert run.returncode == 0, f"{docname} did not run:\n{run.stderr[-3000:]}"
+    executed = nbformat.read(tmp_path / "executed.ipynb", as_version=4)
+    code = [cell for cell in executed.cells if cell.cell_type == "code"]
+    assert code and all(cell.execution_count for cell in code), f"{docname}: cells not run"
