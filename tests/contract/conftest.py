@@ -8,7 +8,9 @@ from pathlib import Path
 from autograder.assignments import REGISTRY
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-TOY = "toy_double"
 if str(FIXTURES) not in sys.path:
     sys.path.insert(0, str(FIXTURES))
+
+from toycontract import TOY
+
 REGISTRY.setdefault(TOY, "toycontract.toy_double.assignment")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import inspect
 
 import test_contract
-from conftest import TOY
+from toycontract import TOY
 
 from autograder.assignments import REGISTRY, contract
 
