@@ -132,11 +132,8 @@ def test_the_bundle_puts_each_failed_checks_reproducer_in_results_json(tmp_path)
     with the submission beside a JupyterLab checkpoint of the untouched notebook): every failed
     check's output is Markdown holding its "Try it yourself" snippet, the one the feedback page
     shows; a passed check's output has none."""
-    import os
-    import subprocess
-    import sys
-
     import nbformat
+    from gradescope_run import run_autograder
 
     from autograder.grade import reproduce
     from autograder.instructor.classroom import make_submission, mutant_submission
@@ -151,14 +148,7 @@ def test_the_bundle_puts_each_failed_checks_reproducer_in_results_json(tmp_path)
     nbformat.write(mutant_submission(name, mutant, root=ROOT), submission / f"{name}.ipynb")
     nbformat.write(make_submission(name, {}, root=ROOT),
                    submission / ".ipynb_checkpoints" / f"{name}-checkpoint.ipynb")
-    (autograder / "submission_metadata.json").write_text(json.dumps(
-        {"users": [{"id": "s1", "name": "A Student", "email": "a@example.org"}]}))
-    env = {**os.environ, "AUTOGRADER_ROOT": str(autograder), "PYTHON": sys.executable}
-    env.pop("PYTHONPATH", None)  # the bundle's own code, not this checkout's
-    run = subprocess.run(["bash", str(autograder / "source" / "run_autograder")], env=env,
-                         capture_output=True, text=True, timeout=850, check=False)
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    data = json.loads((autograder / "results" / "results.json").read_text())
+    data = run_autograder(autograder, "s1", timeout=850)
 
     failed = [t for t in data["tests"] if t["status"] == "failed"]
     assert failed and all(t["name"].startswith("ps1.jvp.") for t in failed), data["output"]

@@ -48,7 +48,9 @@ GRADE_LIMIT_S = 1800  # each class: a dozen notebooks on a busy 2-core machine, 
 pytestmark = pytest.mark.timeout(GRADE_LIMIT_S + 300)
 
 # Each attack as a student types it: refused before it runs, with the rule the message names.
-WRAPPER_BUILTINS = '''\
+# Three of them start the same way: a class whose `__dict__` property hands the real module dict
+# of `jax` to `update_wrapper`'s `update` call, and with it the real builtins.
+GRAB_BUILTINS = '''\
 import functools
 import jax
 
@@ -66,6 +68,8 @@ class Wrapper:
 
 functools.update_wrapper(Wrapper(), jax)
 real = Grab.found["__builtins__"]
+'''
+WRAPPER_BUILTINS = GRAB_BUILTINS + '''\
 real["print"]("REAL-BUILTINS", sorted(real)[:3])
 '''
 RAW_MEMORY = '''\
@@ -87,24 +91,7 @@ memory = np.asarray(Raw(id(jax.jit), 64))
 memory[16:24] = 0
 print("RAW-MEMORY", memory[:8])
 '''
-PROBE_REWRITE = '''\
-import functools
-import jax
-
-
-class Grab:
-    def update(self, namespace):
-        Grab.found = namespace
-
-
-class Wrapper:
-    @property
-    def __dict__(self):
-        return Grab()
-
-
-functools.update_wrapper(Wrapper(), jax)
-real = Grab.found["__builtins__"]
+PROBE_REWRITE = GRAB_BUILTINS + '''\
 sys = real["__import__"]("sys")
 probes = sys.modules["{probes}"]
 
@@ -119,24 +106,7 @@ for name, fn in list(vars(probes).items()):
         fn.__globals__.update(__builtins__=real)
 print("PROBES-REWRITTEN")
 '''
-JSON_FORGERY = '''\
-import functools
-import jax
-
-
-class Grab:
-    def update(self, namespace):
-        Grab.found = namespace
-
-
-class Wrapper:
-    @property
-    def __dict__(self):
-        return Grab()
-
-
-functools.update_wrapper(Wrapper(), jax)
-real = Grab.found["__builtins__"]
+JSON_FORGERY = GRAB_BUILTINS + '''\
 json = real["__import__"]("json")
 sys = real["__import__"]("sys")
 

@@ -17,13 +17,23 @@ from pathlib import Path
 
 from autograder.assignments import edits
 
-
 SOURCE = Path(__file__).resolve().parents[3] / "solutions" / "ps5_kernels" / "ps5_kernels.md"
 
 KERNEL, FFI, VMAP, GRAD, CUDA = "ps5.kernel", "ps5.ffi_call", "ps5.vmap", "ps5.grad", "ps5.cuda"
 
 _SUM = "    for (int64_t j = 0; j < n; ++j) sum += w[j] * std::exp(row[j] / t - top);\n"
 _Y = "    y[r] = static_cast<T>(n == 0 ? top : t * (top + std::log(sum)));\n"
+# One pass over a row with a running maximum: the sum is rescaled whenever the maximum grows.
+_ONLINE = (
+    "    for (int64_t j = 0; j < n; ++j) {\n"
+    "      const double v = row[j] / t;\n"
+    "      if (v > top) {\n"
+    "        sum = sum * std::exp(top - v) + w[j];\n"
+    "        top = v;\n"
+    "      } else {\n"
+    "        sum += w[j] * std::exp(v - top);\n"
+    "      }\n"
+    "    }\n")
 _W_CHECK = ("  if (static_cast<int64_t>(w.element_count()) != *n) {\n"
             "    return ffi::Error::InvalidArgument(\"lse: w must hold n = \" + std::to_string(*n) "
             "+ \" weights\");\n  }\n")
@@ -88,17 +98,8 @@ EDITS = {
         "    double top = -std::numeric_limits<double>::infinity();\n"
         "    for (int64_t j = 0; j < n; ++j) top = std::fmax(top, row[j] / t);\n"
         "    double sum = 0.0;\n" + _SUM + _Y,
-        "    double top = 0.0, sum = 0.0;\n"
-        "    for (int64_t j = 0; j < n; ++j) {\n"
-        "      const double v = row[j] / t;\n"
-        "      if (v > top) {\n"
-        "        sum = sum * std::exp(top - v) + w[j];\n"
-        "        top = v;\n"
-        "      } else {\n"
-        "        sum += w[j] * std::exp(v - top);\n"
-        "      }\n"
-        "    }\n"
-        "    y[r] = static_cast<T>(n == 0 ? -INFINITY : t * (top + std::log(sum)));\n"),
+        "    double top = 0.0, sum = 0.0;\n" + _ONLINE
+        + "    y[r] = static_cast<T>(n == 0 ? -INFINITY : t * (top + std::log(sum)));\n"),
     "ffi_always_float32": (
         "the kernel always runs in float32, float64 included",
         "ffi_call", FFI,
@@ -234,17 +235,7 @@ _ALTERNATIVE_EDITS = {
         "    double top = -std::numeric_limits<double>::infinity();\n"
         "    for (int64_t j = 0; j < n; ++j) top = std::fmax(top, row[j] / t);\n"
         "    double sum = 0.0;\n" + _SUM,
-        # One pass with a running maximum: the sum is rescaled whenever the maximum grows.
-        "    double top = -INFINITY, sum = 0.0;\n"
-        "    for (int64_t j = 0; j < n; ++j) {\n"
-        "      const double v = row[j] / t;\n"
-        "      if (v > top) {\n"
-        "        sum = sum * std::exp(top - v) + w[j];\n"
-        "        top = v;\n"
-        "      } else {\n"
-        "        sum += w[j] * std::exp(v - top);\n"
-        "      }\n"
-        "    }\n"),
+        "    double top = -INFINITY, sum = 0.0;\n" + _ONLINE),
     "vmap_map_over_weights": (
         "vmap",
         "            # A weight is a shift of x by t * log(w): one call with unit weights does the "
