@@ -1,5 +1,7 @@
 """The course's files that several commands read, importable without JAX: the secret every
-check's inputs derive from, and the names of the assignments a package holds.
+check's inputs derive from, the names of the assignments a package holds, and an assignment's
+Chinese texts (``solutions/<name>/zh.yml``: ``release`` translates the notebook with them, the
+feedback pages take the task titles from them).
 
 ``grade`` (autograder.grade.grading) and the Gradescope bundle (autograder.instructor.gradescope)
 read the same secret file, so a bundle grades a notebook exactly as the local class did.
@@ -12,6 +14,8 @@ import os
 import pkgutil
 import secrets
 from pathlib import Path
+
+import yaml
 
 from autograder.limits import UsageError
 
@@ -43,3 +47,14 @@ def check_assignment(name: str, package: str) -> None:
     if name not in known:
         raise UsageError(f"unknown assignment {name!r} (the assignments are: "
                          f"{', '.join(known)}; No module named '{package}.{name}')")
+
+
+def translations_path(name: str, *, root: Path) -> Path:
+    return Path(root) / "solutions" / name / "zh.yml"
+
+
+def translations(name: str, *, root: Path) -> dict:
+    """``solutions/<name>/zh.yml``: ``cells`` (cell id -> ``en_sha256``, ``zh``) and ``tasks``
+    (task id -> ``en``, ``zh``: the task's title in the feedback pages)."""
+    data = yaml.safe_load(translations_path(name, root=root).read_text(encoding="utf-8"))
+    return {"cells": data.get("cells") or {}, "tasks": data.get("tasks") or {}}

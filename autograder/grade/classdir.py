@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from autograder.grade import record
-from autograder.instructor import exports
+from autograder.grade.record import read_grades
 from autograder.limits import UsageError
 from autograder.spec import Assignment
 
@@ -65,7 +65,7 @@ def merge(out: Path, spec: Assignment, all_jobs: list[tuple], rows: list[dict],
     """The whole class's rows and results: the regraded ones, and every other student's read
     back from OUT, in the order a full run writes them (then students no longer in SUBMITTED)."""
     fresh = {row["student_id"] for row in rows}
-    old_rows = ({r["student_id"]: r for r in exports.read_grades(out)}
+    old_rows = ({r["student_id"]: r for r in read_grades(out)}
                 if (out / "grades.csv").is_file() else {})
     old_results = {}
     for path in sorted((out / "results").glob("*.json")):

@@ -22,6 +22,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from autograder.course import translations
+
 LANGS = ("en", "zh")
 HTML_LANG = {"en": "en", "zh": "zh-CN"}
 
@@ -242,8 +244,6 @@ def check_lang(lang: str) -> str:
 
 @functools.cache
 def _translations(assignment: str) -> dict:
-    from autograder.instructor.release import translations  # release reads the same file
-
     try:
         return translations(assignment, root=Path(__file__).resolve().parents[2])
     except FileNotFoundError:

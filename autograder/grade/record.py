@@ -18,26 +18,11 @@ import warnings
 from pathlib import Path
 
 from autograder.spec import Assignment
+from autograder.text import clean_text
 from autograder.worker.normalise import nbgrader_meta
 
 CSV_FIELDS = ("student_id", "assignment", "score", "max_score", "status", "message")
 LATE_FIELDS = ("raw_score", "late_days", "late_penalty")
-# C0 and C1 controls (ANSI escapes start with ESC or CSI) but tab and newline, DEL, and the
-# Unicode controls that reorder or hide text.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e"
-                      "\u2060-\u2069\ufeff]")
-
-
-def clean_text(text: str, limit: int, *, keep_lines: bool = False) -> str:
-    """``text`` without control characters, at most ``limit`` characters (said when cut)."""
-    text = _CONTROL.sub("", str(text))
-    if not keep_lines:
-        text = text.replace("\n", " ").replace("\t", " ")
-    if len(text) > limit:
-        text = text[:max(0, limit - 30)] + f" [... {len(text) - limit} more characters]"
-    return text
-
-
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Student ids used as file names unchanged: every ordinary id (and so every existing output).
 _ORDINARY_ID = re.compile(r"[A-Za-z0-9_@+-][A-Za-z0-9._@+-]{0,99}")
@@ -95,6 +80,12 @@ def csv_field(text: str) -> str:
 def csv_field_read(text: str) -> str:
     """The text ``csv_field`` was given."""
     return text.removeprefix("'")
+
+
+def read_grades(out: Path) -> list[dict]:
+    """grades.csv's rows, each field as ``grade`` had it (record.csv_field undone)."""
+    with open(Path(out) / "grades.csv", newline="", encoding="utf-8") as f:
+        return [{k: csv_field_read(v) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
 def score_of(tests: list[dict]) -> tuple[float, float]:

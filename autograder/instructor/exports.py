@@ -32,7 +32,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from autograder.grade.record import clean_text, csv_field, csv_field_read, safe_filename
+from autograder.grade.record import (
+    clean_text,
+    csv_field,
+    read_grades,
+    safe_filename,
+)
 
 GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
 CANVAS_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -42,12 +47,6 @@ def read_results(out: Path) -> list[dict]:
     """Every student's results JSON in ``OUT/results``, in student order."""
     return [json.loads(p.read_text(encoding="utf-8"))
             for p in sorted((Path(out) / "results").glob("*.json"))]
-
-
-def read_grades(out: Path) -> list[dict]:
-    """grades.csv's rows, each field as ``grade`` had it (record.csv_field undone)."""
-    with open(Path(out) / "grades.csv", newline="", encoding="utf-8") as f:
-        return [{k: csv_field_read(v) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
 def results_path(out: Path, student_id: str) -> Path | None:

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import jupytext
 import nbformat
-import yaml
+
+from autograder.course import translations, translations_path
 
 SOLUTIONS = "solutions"
 ASSIGNMENTS = "assignments"
@@ -51,10 +52,6 @@ def source_path(name: str, *, root: Path) -> Path:
 
 def release_path(name: str, *, root: Path) -> Path:
     return Path(root) / ASSIGNMENTS / name / f"{name}.ipynb"
-
-
-def translations_path(name: str, *, root: Path) -> Path:
-    return Path(root) / SOLUTIONS / name / f"{ZH}.yml"
 
 
 def zh_release_path(name: str, *, root: Path) -> Path:
@@ -158,13 +155,6 @@ def release_zh(name: str, *, root: Path) -> Path | None:
 def source_hash(text: str) -> str:
     """What a translation records of the English text it translates."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def translations(name: str, *, root: Path) -> dict:
-    """``solutions/<name>/zh.yml``: ``cells`` (cell id -> ``en_sha256``, ``zh``) and ``tasks``
-    (task id -> ``en``, ``zh``: the task's title in the feedback pages)."""
-    data = yaml.safe_load(translations_path(name, root=root).read_text(encoding="utf-8"))
-    return {"cells": data.get("cells") or {}, "tasks": data.get("tasks") or {}}
 
 
 def translate(name: str, english: bytes, *, root: Path) -> tuple[str, list[str]]:

@@ -54,12 +54,12 @@ from typing import Any
 
 import numpy as np
 
-from autograder.grade.record import clean_text
 from autograder.limits import Limits
 from autograder.spec import Assignment, Check, Outcome, Verdict
 from autograder.student import sandbox
 from autograder.student.channel import Channel, ChannelError
 from autograder.student.guard import TRIPWIRE_KINDS
+from autograder.text import clean_text
 from autograder.worker import policy, submission
 from autograder.worker.normalise import Notebook, NotebookError, normalise
 

@@ -103,3 +103,27 @@ def test_the_readme_table_names_every_module_in_its_folder():
                if "assignments" not in p.parts and p.name != "__init__.py"}
     assert on_disk <= listed, sorted(on_disk - listed)
     assert listed <= on_disk, sorted(listed - on_disk)
+
+
+# The folders in the order a submission's work flows through them: a module may import from its
+# own folder, the shared top level and the folders before its own, never from one after it (the
+# student's process is held to its own folder above). The assignments' packages are plug-ins of
+# the worker and the grade step, outside this order.
+LAYERS = ("student", "worker", "grade", "instructor")
+
+
+def _layer(name: str) -> int | None:
+    parts = name.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 2 and parts[1] in LAYERS else None
+
+
+def test_no_folder_imports_from_a_folder_after_its_own():
+    wrong = sorted((name, dep) for name, deps in GRAPH.items() for dep in deps
+                   if _layer(name) is not None and _layer(dep) is not None
+                   and _layer(dep) > _layer(name))
+    assert wrong == []
+
+
+def test_the_layer_rule_sees_an_import_against_the_flow():
+    graph = {"autograder.worker.runner": {"autograder.grade.record"}}
+    assert [(n, d) for n, ds in graph.items() for d in ds if _layer(d) > _layer(n)] != []
