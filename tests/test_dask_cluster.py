@@ -4,10 +4,8 @@ killed in the middle of a class costs no student a grade."""
 
 from __future__ import annotations
 
-import filecmp
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -16,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from same_outputs import same_tree
 
 from autograder.grade.grading import UsageError, grade
 from autograder.instructor.classroom import demo_class
@@ -99,34 +98,6 @@ def cluster(tmp_path_factory):
         c.stop()
 
 
-# What a notebook's own cells print can hold a measured time (ps3's timer prints one): compared
-# with every long decimal fraction masked. Everything else must be byte-identical.
-_TIMING = re.compile(rb"\d+\.\d{4,}(e-?\d+)?")
-
-
-def _same_feedback(a: Path, b: Path) -> bool:
-    return _TIMING.sub(b"N", a.read_bytes()) == _TIMING.sub(b"N", b.read_bytes())
-
-
-def _same_tree(a: Path, b: Path) -> list[str]:
-    """Files that differ (or exist on one side only) between two output folders."""
-    differ = []
-    for sub in ("results", "feedback"):
-        left = sorted(p.name for p in (a / sub).iterdir())
-        right = sorted(p.name for p in (b / sub).iterdir())
-        if left != right:
-            differ.append(f"{sub}: {left} != {right}")
-            continue
-        if sub == "feedback":
-            differ += [f"{sub}/{n}" for n in left if not _same_feedback(a / sub / n, b / sub / n)]
-            continue
-        _, mismatch, errors = filecmp.cmpfiles(a / sub, b / sub, left, shallow=False)
-        differ += [f"{sub}/{n}" for n in mismatch + errors]
-    if not filecmp.cmp(a / "grades.csv", b / "grades.csv", shallow=False):
-        differ.append("grades.csv")
-    return differ
-
-
 def _same_gradebook(demo_out: Path, name: str, run, db: str) -> None:
     """The cluster run's gradebook holds the scores the local run's holds."""
     from nbgrader.api import Gradebook
@@ -153,7 +124,7 @@ def test_the_cluster_grades_the_demo_class_as_the_local_pool_does(cluster, demo_
     db = f"sqlite:///{tmp_path / 'gradebook.db'}"
     run = grade(assignment=name, submitted=demo_out / name / "submitted", out=tmp_path / "out",
                 root=ROOT, db_url=db, dask=cluster.address, progress=False, quiet=True)
-    assert _same_tree(local, tmp_path / "out") == []
+    assert same_tree(local, tmp_path / "out") == []
     workers = {w for d in run.details.values() for w in d.get("workers", [])}
     assert workers <= set(cluster.workers().values()) and workers
     _same_gradebook(demo_out, name, run, db)
@@ -194,7 +165,7 @@ def test_a_worker_killed_mid_class_costs_no_student_a_grade(cluster, demo_out, t
     assert not thread.is_alive(), "grading did not finish within 10 minutes of the kill"
     assert "error" not in outcome, outcome.get("error")
     run = outcome["run"]
-    assert _same_tree(demo_out / name / "graded", tmp_path / "out") == []
+    assert same_tree(demo_out / name / "graded", tmp_path / "out") == []
     _same_gradebook(demo_out, name, run, db)
     # Students the doomed worker finished before it died keep its result; the ones it held when
     # it was killed were graded again on the steady worker.

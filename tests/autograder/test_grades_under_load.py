@@ -1,0 +1,50 @@
+"""A class graded while every core is kept busy gets the grades it gets on a quieter machine.
+
+The demo class of ps4_core (tests/conftest.py's ``demo_out`` graded it once for the session) is
+graded again by the real command while a load generator keeps one spinning process per core at
+the grader's own priority (tests/same_outputs.py). ``grades.csv`` and every results JSON must be
+byte-identical, every feedback page identical but for printed timings. ps4's class is the cheapest
+(seconds a notebook); `benchmarks/grades_under_load.py ASSIGNMENT` runs the same comparison for
+any assignment, with the times.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from same_outputs import busy_cores, same_tree
+
+REPO = Path(__file__).resolve().parents[2]
+NAME = "ps4_core"
+CORES = os.cpu_count() or 2
+pytestmark = pytest.mark.timeout(1200)
+
+
+@pytest.fixture(scope="module")
+def under_load(demo_out, tmp_path_factory):
+    base = tmp_path_factory.mktemp("under_load")
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    with busy_cores(CORES) as load:
+        proc = subprocess.run(
+            [sys.executable, "-m", "autograder", "grade", NAME,
+             str(demo_out / NAME / "submitted"), "--out", str(base / "out"),
+             "--db", f"sqlite:///{base / 'gradebook.db'}", "--no-progress"],
+            check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return {"out": base / "out", "load": load, "quiet": demo_out / NAME / "graded"}
+
+
+def test_the_load_generator_kept_the_cores_busy(under_load):
+    load = under_load["load"]
+    # The generator competes with the grader's workers for the cores: each of its processes
+    # gets a share, and together they must have used at least a core's worth of CPU per
+    # two cores while the class was graded.
+    assert load.cores_kept_busy >= 0.4 * CORES, (load.cpu_s, load.wall_s)
+
+
+def test_grades_and_results_are_those_of_the_quiet_run(under_load):
+    assert same_tree(under_load["quiet"], under_load["out"]) == []

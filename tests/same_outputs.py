@@ -1,0 +1,88 @@
+"""Two gradings of one class compared, and a load generator to grade one of them under.
+
+``same_tree(a, b)`` lists the output files of two ``grade`` runs that differ: every results JSON
+and ``grades.csv`` byte for byte, every feedback page with long decimal fractions masked (what a
+notebook's own cells print can hold a measured time: ps3's timer prints one). ``busy_cores(n)``
+keeps ``n`` processes spinning at the grader's own priority while its block runs: half of them
+pure Python, half NumPy (memory traffic as well as instructions).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import filecmp
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+_TIMING = re.compile(rb"\d+\.\d{4,}(e-?\d+)?")
+
+_SPIN = {
+    "python": "while True:\n    sum(i * i for i in range(10_000))\n",
+    "numpy": ("import numpy as np\na = np.random.default_rng(0).standard_normal((600, 600))\n"
+              "while True:\n    a = np.tanh(a @ a.T / 600.0)\n"),
+}
+
+
+def same_feedback(a: Path, b: Path) -> bool:
+    return _TIMING.sub(b"N", a.read_bytes()) == _TIMING.sub(b"N", b.read_bytes())
+
+
+def same_tree(a: Path, b: Path) -> list[str]:
+    """Files that differ (or exist on one side only) between two output folders."""
+    differ = []
+    for sub in ("results", "feedback"):
+        left = sorted(p.name for p in (a / sub).iterdir())
+        right = sorted(p.name for p in (b / sub).iterdir())
+        if left != right:
+            differ.append(f"{sub}: {left} != {right}")
+            continue
+        if sub == "feedback":
+            differ += [f"{sub}/{n}" for n in left if not same_feedback(a / sub / n, b / sub / n)]
+            continue
+        _, mismatch, errors = filecmp.cmpfiles(a / sub, b / sub, left, shallow=False)
+        differ += [f"{sub}/{n}" for n in mismatch + errors]
+    if not filecmp.cmp(a / "grades.csv", b / "grades.csv", shallow=False):
+        differ.append("grades.csv")
+    return differ
+
+
+class Load:
+    """What ``busy_cores`` measured: the generator's CPU seconds and the wall time it ran."""
+
+    def __init__(self, processes: int):
+        self.processes = processes
+        self.cpu_s = 0.0
+        self.wall_s = 0.0
+
+    @property
+    def cores_kept_busy(self) -> float:
+        return self.cpu_s / self.wall_s if self.wall_s else 0.0
+
+
+@contextlib.contextmanager
+def busy_cores(n: int | None = None) -> Iterator[Load]:
+    n = n or os.cpu_count() or 2
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    kinds = ["python", "numpy"] * n
+    procs = [subprocess.Popen([sys.executable, "-c", _SPIN[kind]], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for kind in kinds[:n]]
+    load = Load(n)
+    started = time.monotonic()
+    try:
+        yield load
+    finally:
+        load.wall_s = time.monotonic() - started
+        for proc in procs:
+            try:  # user + system time of a live process, from /proc (clock ticks)
+                fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+                load.cpu_s += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            except (OSError, IndexError, ValueError):
+                pass
+            proc.kill()
+            proc.wait()
