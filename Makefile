@@ -67,10 +67,11 @@ $(KERNEL_OUT)/librms_norm_cuda.so: $(KERNEL_SRC)/rms_norm.cu | $(STAMP)
 # Warnings are errors; a cell that raises without the `raises-exception` tag fails the build.
 # jupyter-cache re-executes only chapters whose code changed. Then the Simplified Chinese edition
 # into _build/html/zh from locales/zh_CN (warnings are errors there too); its chapters come from
-# the same jupyter-cache, so none is executed twice.
+# the same jupyter-cache, so none is executed twice. Then the PDF (`make pdf`, below: ~45 s).
 book: $(STAMP) kernels
 	$(BIN)/jupyter-book build . --warningiserror --keep-going
 	$(BIN)/python -m jaxcourse.i18n_site zh
+	$(BIN)/python -m jaxcourse.book_pdf --unless-no-chromium
 
 # solutions/ -> assignments/ through nbgrader's own generate_assignment.
 release: $(STAMP)
@@ -106,3 +107,10 @@ constraints: $(STAMP)
 
 clean:
 	rm -rf _build gradebook.db
+
+# The book as one PDF, _build/pdf/book.pdf (jaxcourse/book_pdf.py): `jupyter-book build
+# --builder singlehtml` (the HTML build's environment and jupyter-cache: nothing re-read or
+# re-executed after `make book`), printed by Debian's headless Chromium; no TeX, no network.
+.PHONY: pdf
+pdf: $(STAMP)
+	$(BIN)/python -m jaxcourse.book_pdf
