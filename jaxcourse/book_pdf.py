@@ -9,13 +9,13 @@
    document's path (book/intro.html) but with links relative to the output's root (_static/,
    _images/), so the copy sits at the root, where they resolve, and its links to its own
    sections (``book/intro.html#term-primitive``) become ``#term-primitive``: links inside the PDF.
-   A style for print (``PRINT_CSS``) leaves out the site's buttons and sidebars.
+   A style for print (``PRINT_CSS``) leaves out the site's buttons and sidebars, and every folded
+   answer (a ``<details>`` dropdown) is printed open.
 3. Debian's /usr/bin/chromium (scripts/install_browser.sh) prints it: ``--print-to-pdf``, after
    MathJax has typeset the math (``--virtual-time-budget`` lets the page's scripts finish).
 
-``page_count`` and ``pdf_text`` read the result back without a PDF library (the project has
-none): the page objects, and the text of Chromium's (Skia's) PDFs, whose content streams are
-Flate-compressed and show glyph ids that each font's ToUnicode map turns back into characters.
+``page_count`` and ``pdf_text`` read the result back with pypdf (for the make's summary line and
+the browser test).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import re
 import subprocess
 import sys
 import time
-import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,6 +52,9 @@ PRINT_CSS = """
 """
 
 
+_FOLDED = re.compile(r"<details(?![^>]*\bopen\b)")
+
+
 def _root_docname() -> str:
     import yaml
 
@@ -75,6 +77,8 @@ def print_page() -> Path:
     page = (SINGLEHTML / f"{root}.html").read_text(encoding="utf-8")
     page = page.replace(f'href="{root}.html#', 'href="#')
     page = page.replace("</head>", PRINT_CSS + "</head>", 1)
+    # The exercises' answers are folded (sphinx-design dropdowns, <details>): open in print.
+    page = _FOLDED.sub("<details open", page)
     out = SINGLEHTML / "print.html"
     out.write_text(page, encoding="utf-8")
     return out
@@ -99,100 +103,19 @@ def print_pdf(page: Path, pdf: Path = PDF) -> Path:
     return pdf
 
 
-# --- reading the PDF back ---------------------------------------------------------------------
-
-_OBJECT = re.compile(rb"(\d+) 0 obj\s*(.*?)endobj", re.DOTALL)
-_STREAM = re.compile(rb"stream\r?\n(.*?)\r?\nendstream", re.DOTALL)
-
-
-def _objects(data: bytes) -> dict[int, tuple[bytes, bytes | None]]:
-    """Object number -> (its dictionary, its stream inflated, or None)."""
-    objects = {}
-    for match in _OBJECT.finditer(data):
-        body = match.group(2)
-        stream = _STREAM.search(body)
-        raw = None
-        if stream:
-            raw = stream.group(1)
-            if b"/FlateDecode" in body[: stream.start()]:
-                try:
-                    raw = zlib.decompress(raw)
-                except zlib.error:
-                    raw = b""
-        objects[int(match.group(1))] = (body[: stream.start()] if stream else body, raw)
-    return objects
-
+# --- reading the PDF back (pypdf) -------------------------------------------------------------
 
 def page_count(pdf: Path = PDF) -> int:
-    """How many pages: the page objects (``/Type /Page``, not the tree's ``/Pages``)."""
-    return len(re.findall(rb"/Type\s*/Page(?![A-Za-z])", pdf.read_bytes()))
+    from pypdf import PdfReader
 
-
-def _to_unicode(cmap: bytes) -> dict[int, str]:
-    table: dict[int, str] = {}
-
-    def text(hexstr: bytes) -> str:
-        return bytes.fromhex(hexstr.decode()).decode("utf-16-be", "replace")
-
-    for block in re.findall(rb"beginbfchar(.*?)endbfchar", cmap, re.DOTALL):
-        for src, dst in re.findall(rb"<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>", block):
-            table[int(src, 16)] = text(dst)
-    for block in re.findall(rb"beginbfrange(.*?)endbfrange", cmap, re.DOTALL):
-        for lo, hi, dst in re.findall(
-            rb"<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>\s*(<[0-9A-Fa-f]+>|\[[^\]]*\])", block
-        ):
-            lo, hi = int(lo, 16), int(hi, 16)
-            if dst.startswith(b"["):
-                for code, one in zip(range(lo, hi + 1), re.findall(rb"<([0-9A-Fa-f]+)>", dst)):
-                    table[code] = text(one)
-            else:
-                start = bytes.fromhex(dst[1:-1].decode())
-                base = int.from_bytes(start, "big")
-                for code in range(lo, hi + 1):
-                    value = (base + code - lo).to_bytes(len(start), "big")
-                    table[code] = value.decode("utf-16-be", "replace")
-    return table
+    return len(PdfReader(pdf).pages)
 
 
 def pdf_text(pdf: Path = PDF) -> str:
-    """The text the PDF shows, page after page (spaces between runs of text, roughly)."""
-    objects = _objects(pdf.read_bytes())
-    # Each font's glyph map, by object number; each page's fonts, by resource name.
-    maps = {num: _to_unicode(objects[int(ref)][1] or b"")
-            for num, (head, _) in objects.items()
-            for ref in re.findall(rb"/ToUnicode\s+(\d+) 0 R", head)
-            if int(ref) in objects}
-    chunks = []
-    for head, _ in objects.values():
-        if not re.search(rb"/Type\s*/Page(?![A-Za-z])", head):
-            continue
-        fonts_dict = re.search(rb"/Font\s*<<(.*?)>>", head, re.DOTALL)
-        if fonts_dict is None:
-            ref = re.search(rb"/Resources\s+(\d+) 0 R", head)
-            resources = objects.get(int(ref.group(1)), (b"", None))[0] if ref else b""
-            fonts_dict = re.search(rb"/Font\s*<<(.*?)>>", resources, re.DOTALL)
-        fonts = {name: maps.get(int(num), {}) for name, num in
-                 re.findall(rb"/([\w.+-]+)\s+(\d+) 0 R", fonts_dict.group(1) if fonts_dict
-                            else b"")}
-        contents = re.search(rb"/Contents\s+(\d+) 0 R", head)
-        stream = objects.get(int(contents.group(1)), (b"", None))[1] if contents else None
-        if not stream:
-            continue
-        glyphs: dict[int, str] = {}
-        for token in re.finditer(rb"/([\w.+-]+)\s+[\d.]+\s+Tf|<([0-9A-Fa-f]*)>\s*Tj|\[(.*?)\]\s*TJ",
-                                 stream, re.DOTALL):
-            if token.group(1) is not None:
-                glyphs = fonts.get(token.group(1), {})
-                continue
-            hexes = [token.group(2)] if token.group(2) is not None else \
-                re.findall(rb"<([0-9A-Fa-f]*)>", token.group(3))
-            for hexstr in hexes:
-                codes = bytes.fromhex(hexstr.decode())
-                chunks.append("".join(glyphs.get(int.from_bytes(codes[i:i + 2], "big"), "")
-                                      for i in range(0, len(codes) - 1, 2)))
-            chunks.append(" ")
-        chunks.append("\n")
-    return re.sub(r"[ \t]+", " ", "".join(chunks))
+    """The text the PDF shows, page after page."""
+    from pypdf import PdfReader
+
+    return "\n".join(page.extract_text() or "" for page in PdfReader(pdf).pages)
 
 
 def main(argv: list[str] | None = None) -> int:
