@@ -48,7 +48,7 @@ def main() -> int:
         with busy_cores(args.load) as load:
             loaded_s = _grade(args.assignment, submitted, base / "loaded")
         differ = same_tree(base / "quiet", base / "loaded")
-    students = len(list(submitted.iterdir()))
+        students = len(list(submitted.iterdir()))
     print(f"{args.assignment}: {students} students; quiet {quiet_s:.0f} s, under a load of "
           f"{args.load} processes {loaded_s:.0f} s (x{loaded_s / quiet_s:.2f}); the generator "
           f"kept {load.cores_kept_busy:.2f} of {os.cpu_count()} cores busy")

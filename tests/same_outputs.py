@@ -58,6 +58,7 @@ class Load:
         self.processes = processes
         self.cpu_s = 0.0
         self.wall_s = 0.0
+        self.ran_throughout = 0  # spinners still running when the block ended
 
     @property
     def cores_kept_busy(self) -> float:
@@ -79,6 +80,7 @@ def busy_cores(n: int | None = None) -> Iterator[Load]:
     finally:
         load.wall_s = time.monotonic() - started
         for proc in procs:
+            load.ran_throughout += proc.poll() is None
             try:  # user + system time of a live process, from /proc (clock ticks)
                 fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
                 load.cpu_s += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
