@@ -92,6 +92,7 @@ def setup(app):
     _keep_cached_outputs_in_executed_notebooks()
     app.connect("config-inited", _config_inited)
     app.add_css_file("book_site.css")
+    app.add_css_file("figures.css")
     app.add_js_file("book_site.js", loading_method="defer")
     # Late, after the theme has added its own scripts to the page's context.
     app.connect("html-page-context", _drop_duplicate_scripts, priority=900)

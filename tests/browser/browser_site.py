@@ -204,12 +204,27 @@ const name = el => el.tagName.toLowerCase() + Array.from(el.classList).slice(0, 
 const rendered = el => el.getClientRects().length > 0
   && getComputedStyle(el).visibility !== 'hidden';
 const blocks = [article, ...article.querySelectorAll(selector)].filter(rendered);
+// A figure that scrolls sideways on purpose (jaxcourse/_static/figures.css, narrow screens): its
+// image may be wider than the column inside it; tests/browser/test_figures.py checks the rest.
+const scrollsFigure = el => el.matches('figure, div.cell_output')
+  && el.querySelector(':scope > img') !== null
+  && ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+const inScrollingFigure = el => {
+  for (let up = el.parentElement; up && up !== article; up = up.parentElement) {
+    if (scrollsFigure(up)) return true;
+  }
+  return false;
+};
+const isWide = el => {
+  const box = el.getBoundingClientRect();
+  const hides = el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1 && !scrollsFigure(el);
+  const spills = box.right > right + 1 && !inScrollingFigure(el);
+  return hides || spills;
+};
 const wide = [];
 for (const el of blocks) {
   const box = el.getBoundingClientRect();
-  const hides = el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1;
-  const spills = box.right > right + 1;
-  if (hides || spills) {
+  if (isWide(el)) {
     wide.push({
       block: name(el),
       scroll_width: el.scrollWidth,
@@ -220,10 +235,7 @@ for (const el of blocks) {
   }
 }
 // A block whose only fault is a wide block inside it is the same fault: count the innermost.
-const flagged = blocks.filter(el => {
-  const box = el.getBoundingClientRect();
-  return (el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1) || box.right > right + 1;
-});
+const flagged = blocks.filter(isWide);
 const innermost = flagged.filter(el => !flagged.some(other => other !== el && el.contains(other)));
 const streams = Array.from(article.querySelectorAll('div.cell')).map(cell =>
   cell.querySelectorAll(':scope > div.cell_output > div.output.stream, '
