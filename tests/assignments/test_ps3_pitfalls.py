@@ -50,6 +50,7 @@ def test_each_test_cell_calls_the_grader_and_each_stub_names_its_task():
 _CLASSES = {
     "ps3.pure": ["rank 0", "rank 1", "rank 2", "rank 3", "rank 2, repeated slopes"],
     "ps3.loop": ["rank 0", "rank 1", "rank 2", "rank 3"],
+    "ps3.method": ["random values", "values beyond every clip"],
     "ps3.placement": ["a dict, second device", "a list, second device", "one leaf, second device",
                       "a dict, first device", "a list, first device"],
     "ps3.divide": ["rank 2", "rank 3", "rank 4"],
@@ -80,6 +81,36 @@ def test_every_grading_runs_every_input_class(seed):
                 p = np.asarray(case["p"], case["dtype"])
                 assert (p > 0).any() and ((p > 0) & (p != 1)).any(), (check.id, case["case"])
                 assert case["case"] == "rank 0" or (p <= 0).any(), (check.id, case["case"])
+
+
+def test_every_method_grading_has_values_beyond_every_clip():
+    """Whatever the seed (the real grader's differs per student and per submission), every
+    ps3.method check runs x with a value above +clip and one below -clip in every column, for
+    every clipped Normaliser it builds (the doubled ones of ps3.method.pytree included): an apply
+    that loses clip (tree_unflatten dropping the auxiliary data) or clips one side only fails
+    every check, not only under the draws where a random x happens to reach the clip. Each class
+    has its own number of rows, so ps3.method.compiles's second class compiles afresh."""
+    import numpy as np
+
+    def z(x, mean, scale):
+        return (np.asarray(x, np.float32) - np.asarray(mean, np.float32)) / np.asarray(
+            scale, np.float32)
+
+    def beyond(z, clip):
+        return bool(((z > clip).any(axis=-2) & (z < -clip).any(axis=-2)).all())
+
+    for check in [c for c in ASSIGNMENT.checks if c.task == "ps3.method"]:
+        for seed in range(100):
+            cases = check.make_inputs(np.random.default_rng([seed, len(check.id)]))["cases"]
+            assert len({np.shape(case["x"]) for case in cases}) == len(cases), (check.id, seed)
+            case = cases[1]
+            for mean, scale, clip in case["specs"]:
+                if clip is not None:
+                    for k in (1.0, 2.0):  # as given, and doubled by jax.tree.map
+                        assert beyond(z(case["x"], k * np.float32(mean), k * np.float32(scale)),
+                                      clip), (check.id, seed)
+            mean, scale, clip = case["batched"]
+            assert beyond(z(case["xb"], mean, scale), clip), (check.id, seed)
 
 
 def _released_code_cells():

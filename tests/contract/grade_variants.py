@@ -20,7 +20,9 @@ replaced cells on a copy of the reference's namespace, and only its tasks' check
 ``GRADE_VARIANTS_INPUTS=SxI`` (``10x3``): every check also runs under S course secrets times I
 student ids, its inputs drawn as the grader draws them (``runner.input_seed`` of the secret, the
 id, the check and the notebook's code); ``scores`` lists the variant's total under each pair
-(tests/contract/test_score_stability.py).
+(tests/contract/test_score_stability.py). Each pair runs every check after ``jax.clear_caches()``,
+as the grader's fresh process per submission would (nothing one pair compiled is reused by the
+next: compilation counts stay the grader's).
 
 Unsandboxed: for the course's own notebooks only; the contract tests run it in subprocesses.
 """
@@ -100,25 +102,36 @@ def _run(cells, ns: dict, report: dict) -> None:
 def _grade(assignment: contract.Assignment, probes, ns: dict, tasks: set[str] | None,
            report: dict, code: str) -> None:
     has_gpu = any(d.platform == "gpu" for d in jax.devices())
-    pairs = _inputs()
-    scores = [0.0] * len(pairs)
-    for check in assignment.checks:
-        if (tasks is not None and check.task not in tasks) or (check.needs_gpu and not has_gpu):
-            continue  # a GPU check is not run here, as the grader reports it: neither way
+    run = [check for check in assignment.checks
+           if (tasks is None or check.task in tasks) and (has_gpu or not check.needs_gpu)]
+    # (a GPU check is not run here, as the grader reports it: neither way)
+    for check in run:
         verdict, _ = run_check(check, probes, ns, seed=0)
         report["checks"].append({
             "id": check.id, "task": check.task, "grade_cell": check.grade_cell,
             "max_points": check.points, "points": check.points if verdict.passed else 0,
             "passed": verdict.passed, "message": verdict.message, "blame": check.blame})
-        for k, (secret, student) in enumerate(pairs):
+    pairs = _inputs()
+    if not pairs:
+        return
+    # The grader grades each submission in a fresh process: its cells, then all its checks in
+    # order under one (secret, id). Here every pair runs in this one process, so JAX's in-memory
+    # caches (jax.jit's executables, per function and keyed by its arguments' shapes, dtypes,
+    # pytree structure and static values: ps3.method.compiles counts a jitted method's through
+    # ``apply._cache_size()``) would still hold what an earlier pair, or the run above, compiled.
+    # Each pair starts with them cleared (jax.clear_caches: all of them, the C++ ones included),
+    # then shares them across its checks as the grader's process does.
+    scores = [0.0] * len(pairs)
+    for k, (secret, student) in enumerate(pairs):
+        jax.clear_caches()
+        for check in run:
             rng = np.random.default_rng(input_seed(secret, student, check.id, code))
             drawn, _ = run_check(check, probes, ns, seed=0, rng=rng)
             scores[k] += check.points if drawn.passed else 0
             if not drawn.passed:
                 report["failed_inputs"].append(f"{check.id} ({student}, {secret.decode()}): "
                                                f"{drawn.message[:200]}")
-    if pairs:
-        report["scores"] = scores
+    report["scores"] = scores
 
 
 def _visible(cells, ns: dict, grade_cells: set[str] | None, report: dict) -> None:

@@ -2,11 +2,12 @@
 transformation that exposes its pitfall; expectations come from real JAX on inputs drawn here.
 
 Inputs come from generators seeded per student and check (the runner's rng): ranks 0 to 4, edge
-values (zero steps, rows exactly at a threshold, inputs below a clip threshold, zeros, tiny
-positive numbers, logits far from zero), float64 under ``jax_enable_x64``, and ``vmap`` and
-``grad`` compositions. Checks about how a value is computed judge that too: compilations of a
-jitted method, traces of a pure function, leaked tracers, buffers reused by XLA after donation
-(and no ``.delete()``), host callbacks called, lines printed at run time, a second device.
+values (zero steps, rows exactly at a threshold, inputs below a clip threshold, values beyond
+every clip, zeros, tiny positive numbers, logits far from zero), float64 under
+``jax_enable_x64``, and ``vmap`` and ``grad`` compositions. Checks about how a value is computed
+judge that too: compilations of a jitted method, traces of a pure function, leaked tracers,
+buffers reused by XLA after donation (and no ``.delete()``), host callbacks called, lines printed
+at run time, a second device.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autograder.worker import judge
 from autograder.spec import Assignment, Check, Outcome, Task, Verdict
+from autograder.worker import judge
 
 NAME = "ps3_pitfalls"
 
@@ -174,20 +175,40 @@ def _case_loop(rng, rank, dtype):
 
 
 def _inputs_method(rng):
+    # Classes: random values of x, and x with values beyond every clip in every column, above
+    # +clip and below -clip (an apply that loses clip, or clips one side only, changes them).
+    # Each class has its own number of rows, so the compiled versions one class makes are never
+    # those the next one asks for (ps3.method.compiles counts them).
+    return _cases([_case_method(rng, "random values", rows=(2, 3)),
+                   _case_method(rng, "values beyond every clip", rows=(4, 5), beyond=True)])
+
+
+_BEYOND = (9.0, 12.0)  # |x| here: |x - mean| / scale > 1.5 even for the doubled mean and scale
+
+
+def _case_method(rng, case, rows, beyond=False):
     n = int(rng.integers(3, 7))
-    x = _values(rng, (int(rng.integers(2, 4)), n), -4, 4)
     c1, c2 = (float(c) for c in rng.choice([0.5, 0.75, 1.0, 1.5], 2, replace=False))
+
+    def values(count):
+        x = rng.uniform(-4, 4, (count, n)).astype(np.float32)
+        if beyond:  # in every column, one row far above every clip and another far below
+            for col in range(n):
+                up, down = rng.permutation(count)[:2]
+                x[up, col], x[down, col] = rng.uniform(*_BEYOND), -rng.uniform(*_BEYOND)
+        return x.tolist()
 
     def spec(clip):
         return [_values(rng, (n,), -1, 1), _values(rng, (n,), 0.5, 2.0), clip]
 
+    x = values(int(rng.integers(rows[0], rows[1] + 1)))
     a, b = spec(None), spec(None)
     # New arrays reuse the compiled method; a new clip (static) compiles a new one.
     specs = [a, b, [*a[:2], c1], [*b[:2], c1], [*a[:2], c2], [*b[:2], None]]
     batch = int(rng.integers(2, 4))
-    return {"x": x, "specs": specs,
+    return {"case": case, "x": x, "specs": specs,
             "batched": [_values(rng, (batch, n), -1, 1), _values(rng, (batch, n), 0.5, 2.0), c1],
-            "xb": _values(rng, (batch, n), -4, 4)}
+            "xb": values(batch)}
 
 
 def _expect_normalised(inputs, specs):
