@@ -119,13 +119,19 @@ def test_figure_pages_are_found():
     assert len(FIGURE_PAGES) == 2 * len(english), FIGURE_PAGES
 
 
+def _laid_out(site, page: str, width: int) -> list[dict]:
+    """The page's figures at ``width``, after checking it was laid out at that width, has a
+    figure and does not scroll sideways."""
+    figures, (page_width, viewport) = _figures(site, page, width)
+    assert viewport == width, f"{page}: laid out at {viewport} px"
+    assert figures, f"{page}: no figure in the article"
+    assert page_width <= width, f"{page} at {width} px scrolls sideways ({page_width} px)"
+    return figures
+
+
 @pytest.mark.parametrize("page", FIGURE_PAGES)
 def test_figures_are_legible_at_420(site, page):
-    figures, (page_width, viewport) = _figures(site, page, NARROW)
-    assert viewport == NARROW, f"{page}: laid out at {viewport} px"
-    assert figures, f"{page}: no figure in the article"
-    assert page_width <= NARROW, f"{page} at {NARROW} px scrolls sideways ({page_width} px)"
-    for fig in figures:
+    for fig in _laid_out(site, page, NARROW):
         name = f"{page}: {fig['src']}"
         scale = fig["width"] / fig["drawn"]
         assert scale >= MIN_SCALE, (
@@ -147,11 +153,7 @@ def test_figures_are_legible_at_420(site, page):
 
 @pytest.mark.parametrize("page", FIGURE_PAGES)
 def test_figures_are_as_before_at_1280(site, page):
-    figures, (page_width, viewport) = _figures(site, page, WIDE)
-    assert viewport == WIDE, f"{page}: laid out at {viewport} px"
-    assert figures, f"{page}: no figure in the article"
-    assert page_width <= WIDE, f"{page} at {WIDE} px scrolls sideways ({page_width} px)"
-    for fig in figures:
+    for fig in _laid_out(site, page, WIDE):
         name = f"{page}: {fig['src']}"
         # book_site.css alone: the image's own size, or its box's width where that is less.
         expected = min(fig["drawn"], fig["parent_content_width"])
