@@ -48,6 +48,23 @@ def test_matmul_batching_runs_every_pair_of_in_axes_whatever_the_seed():
             assert found == every and len(every) == 39, (check.id, seed)
 
 
+def test_a_check_of_one_jvp_rule_runs_no_other_rule_the_student_wrote():
+    """ps2.jvp_rules.exp_log, .div and .max draw programs whose steps are their own ops and the
+    ops whose rules the course provides, whatever the seed: a wrong div_jvp loses on .div (and on
+    .nested and .closure, which combine all four), never on .max by the luck of the draw (the
+    demo's wrong_div_jvp_sign failed .max under one course secret and passed under another)."""
+    own = {"ps2.jvp_rules.exp_log": {"exp", "log"}, "ps2.jvp_rules.div": {"div"},
+           "ps2.jvp_rules.max": {"max"}}
+    from autograder.assignments.ps2_autodidax import programs
+
+    for check in (c for c in checks.CHECKS if c.id in own):
+        for seed in range(300):
+            steps = check.make_inputs(np.random.default_rng(seed))["program"]["steps"]
+            ops = {op for op, *_ in steps}
+            assert own[check.id] <= ops <= own[check.id] | set(programs.PROVIDED), (
+                check.id, seed, sorted(ops))
+
+
 def test_enough_mutants_on_every_task_and_enough_alternatives():
     assert len(mutants.MUTANTS) >= 30 and len(mutants.ALTERNATIVES) >= 8
     assert set(mutants.TASK.values()) == {task.id for task in checks.TASKS}

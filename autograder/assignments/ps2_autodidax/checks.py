@@ -110,9 +110,14 @@ NEW_JVP = ("exp", "log", "div", "max")
 
 
 def _elementwise(cover, extra_cases=None):
+    """A random program with every op of ``cover``, whose other steps use only the ops whose
+    rules the course provides: a check of one rule never runs another rule the student wrote
+    (a wrong div_jvp failed ps2.jvp_rules.max whenever its draw added a div step: for some
+    course secrets and not others)."""
     def make(rng):
         n_args = int(rng.integers(1, 4))
-        inputs = programs.draw_elementwise(rng, n_args, cover)
+        inputs = programs.draw_elementwise(rng, n_args, cover,
+                                           ops=programs.PROVIDED + tuple(cover))
         if extra_cases:
             inputs["cases"] = extra_cases(rng)
         return inputs

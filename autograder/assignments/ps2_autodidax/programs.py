@@ -125,14 +125,15 @@ def tame(program: dict, args: list, bound: float = 1e3, margin: float = 0.0) -> 
 
 
 def draw_elementwise(rng: np.random.Generator, n_args: int, cover, *, rank=None, extra=None,
-                     margin: float = 0.0):
+                     margin: float = 0.0, ops=UNARY + BINARY):
     """A tame random program over arrays of one rank (0 to 4) and lower, its arguments and
-    tangents: {"program", "primals", "tangents"}; ``margin``: see ``tame``."""
+    tangents: {"program", "primals", "tangents"}; ``margin``: see ``tame``; ``ops``: what the
+    steps after ``cover`` draw from."""
     for _ in range(200):
         r = int(rng.integers(0, 5)) if rank is None else rank
         shapes = draw_shapes(rng, n_args, r)
         n_extra = int(rng.integers(1, 4)) if extra is None else extra
-        program = {"steps": draw_steps(rng, n_args, list(cover), n_extra),
+        program = {"steps": draw_steps(rng, n_args, list(cover), n_extra, ops),
                    "sum": draw_sum_axes(rng, r)}
         args = [rng.uniform(-1.5, 1.5, size=s) for s in shapes]
         if tame(program, args, margin=margin):
