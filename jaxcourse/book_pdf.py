@@ -55,13 +55,6 @@ PRINT_CSS = """
 _FOLDED = re.compile(r"<details(?![^>]*\bopen\b)")
 
 
-def _root_docname() -> str:
-    import yaml
-
-    return str(Path(yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))["root"])
-               .with_suffix(""))
-
-
 def build_singlehtml() -> None:
     """The whole book as one HTML page (reuses the HTML build's environment and cache)."""
     subprocess.run(
@@ -73,7 +66,9 @@ def build_singlehtml() -> None:
 
 def print_page() -> Path:
     """_build/singlehtml/print.html: the single page at the root, its own links made local."""
-    root = _root_docname()
+    from jaxcourse.i18n_site import docnames
+
+    root = docnames()[0]  # the table of contents' root, as Sphinx names it
     page = (SINGLEHTML / f"{root}.html").read_text(encoding="utf-8")
     page = page.replace(f'href="{root}.html#', 'href="#')
     page = page.replace("</head>", PRINT_CSS + "</head>", 1)

@@ -26,8 +26,8 @@ from autograder.grade.messages import (
     task_title,
     text,
 )
-from autograder.grade.record import clean_text
 from autograder.spec import Assignment
+from autograder.text import clean_text
 
 MAX_SHOWN = 2_000_000  # characters of the notebook's cells shown on one page
 FOLD_LINES = 25  # an output longer than this is folded

@@ -19,9 +19,9 @@ from pathlib import Path
 from autograder.course import assignment_names, course_secret
 from autograder.grade import classdir, cluster, feedback, late, record, reproduce, summary
 from autograder.grade.messages import LANGS
-from autograder.grade.record import clean_text
 from autograder.limits import UsageError
 from autograder.spec import Assignment
+from autograder.text import clean_text
 from autograder.worker.normalise import read_release
 from autograder.worker.runner import (
     Config,

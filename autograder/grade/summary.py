@@ -15,8 +15,8 @@ from html import escape
 
 from autograder.grade.feedback import CSS, task_lines
 from autograder.grade.messages import HTML_LANG, check_lang, explain, task_title, text
-from autograder.grade.record import clean_text
 from autograder.spec import Assignment
+from autograder.text import clean_text
 
 MOST_FAILED = 12  # checks listed in "failed most often"
 _BAR_W, _BAR_GAP, _CHART_H = 34, 8, 90

@@ -32,12 +32,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from autograder.grade.record import (
-    clean_text,
-    csv_field,
-    read_grades,
-    safe_filename,
-)
+from autograder.grade.record import csv_field, read_grades, safe_filename
+from autograder.text import clean_text
 
 GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
 CANVAS_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
