@@ -52,6 +52,47 @@ def test_kernel_and_derivative_checks_run_their_classes_whatever_the_seed():
             assert [case["x"].dtype for case in cases] == [np.float64, np.float32], seed
 
 
+def _in_axes_kinds(in_axes) -> list[str]:
+    return [{(True, False): "x", (False, True): "w", (True, True): "both"}[
+        (xa is not None, wa is not None)] for xa, wa in in_axes]
+
+
+def test_glue_and_batching_checks_run_every_class_whatever_the_seed():
+    """What each class promises holds in every draw: ranks 1, 2 and 3-4 for the float32 and
+    float64 kernel and ffi_call checks; rows of one element; float16 and bfloat16; every pair of
+    a narrower and a wider float; x's batch axis at 0, past 0 and negative; w batched with and
+    without x; all nine (outer, inner) mixes of nested vmap, only-x-batched among them (where a
+    loop of kernel calls fails: the demo's wrong_vmap_sequential lost ps5.vmap.nested under
+    one course secret and kept it under another before these were classes)."""
+    by_id = {check.id: check for check in checks.CHECKS}
+    for seed in range(100):
+        def cases(check_id):
+            return by_id[check_id].make_inputs(np.random.default_rng(seed))["cases"]
+
+        for check_id in ("ps5.kernel.f32", "ps5.kernel.f64", "ps5.ffi_call.float32",
+                         "ps5.ffi_call.float64"):
+            ranks = [case["x"].ndim for case in cases(check_id)]
+            assert ranks[:2] == [1, 2] and ranks[2] in (3, 4), (seed, check_id, ranks)
+        odd, one = cases("ps5.kernel.odd")
+        assert odd["x"].shape[-1] in (3, 5, 7) and one["x"].shape[-1] == 1, seed
+        assert [np.asarray(case["w"]).shape[:-1] for case in cases("ps5.kernel.w_shape")] == [
+            (1,), (1, 1)], seed
+        assert [str(case["x"].dtype) for case in cases("ps5.ffi_call.narrow")] == [
+            "float16", "bfloat16"], seed
+        for check_id, wider in (("ps5.ffi_call.w_wider", "w"), ("ps5.ffi_call.x_wider", "x")):
+            pairs = {(str(c["x"].dtype), str(c["w"].dtype)) for c in cases(check_id)}
+            want = {("float16", "float32"), ("bfloat16", "float32"), ("float16", "float64"),
+                    ("bfloat16", "float64"), ("float32", "float64")}
+            assert pairs == (want if wider == "w" else {(b, a) for a, b in want}), seed
+        x_axes = [case["in_axes"][0][0] for case in cases("ps5.vmap.x")]
+        assert x_axes[0] == 0 and x_axes[1] > 0 and x_axes[2] < 0, seed
+        assert [_in_axes_kinds(c["in_axes"]) for c in cases("ps5.vmap.w")] == [["w"], ["both"]]
+        nested = cases("ps5.vmap.nested")
+        assert sorted(tuple(_in_axes_kinds(c["in_axes"])) for c in nested) == sorted(
+            (o, i) for o in ("x", "w", "both") for i in ("x", "w", "both")), seed
+        assert {str(c["x"].dtype) for c in nested} == {"float32", "float64"}, seed
+        assert all(c["jit"] for c in nested), seed
+
 def test_release_is_not_stale():
     assert release.stale(NAME, root=ROOT) == []
 

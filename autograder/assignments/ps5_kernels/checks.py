@@ -9,7 +9,18 @@ come from real JAX: ``t * jax.nn.logsumexp(x / t, axis=-1, b=w)`` in float64, it
 program: which kernel it calls, how many times, and whether it loops.
 
 The input classes a check runs on every grading (one case each, drawn at random within its class;
-the checks of one class are listed once):
+the checks of one class are listed once; ``benchmarks/input_classes.py ps5_kernels`` prints them):
+- ps5.kernel.f32 and .f64, ps5.ffi_call.float32 and .float64: one row (rank 1: the result is a
+  scalar), a matrix (rank 2), several leading axes (rank 3 or 4).
+- ps5.kernel.odd: odd sizes (rows of 3, 5 or 7, float32); rows of one element (float64).
+- ps5.kernel.empty: one row of no element (rank 1); several rows of no element.
+- ps5.kernel.w_shape: w of shape (1, n) and of shape (1, 1, n).
+- ps5.ffi_call.narrow: float16 and bfloat16. ps5.ffi_call.w_wider and .x_wider: every pair of a
+  narrower and a wider float (float16 and bfloat16 under float32 and float64, float32 under
+  float64).
+- ps5.vmap.x: x batched at axis 0, at a positive axis past 0, at a negative axis (w unbatched:
+  one kernel call, no loop). ps5.vmap.w: w batched alone, and with x.
+- ps5.vmap.nested: each of the nine (outer, inner) mixes of x, w or both batched, under jit.
 - ps5.kernel.large: large x / t of both signs (exp overflows unless shifted); rows whose every
   x / t lies far below zero (exp(x / t) underflows: a running maximum that starts anywhere but
   -inf, 0 say, loses the whole row).
@@ -79,49 +90,81 @@ def _arrays(rng, shape, dtype, *, scale=3.0, w_shape=None, offset=0.0):
     return x, w
 
 
-def _kernel_case(kind: str):
+def _kernel_case(kind: str, *, ranks: tuple[int, int] = (1, 5), dtype=None):
+    """One kernel call of class ``kind``, x of a rank drawn from ``ranks`` (a range) and of
+    ``dtype`` where given (otherwise the kind's own, or either float at random)."""
     def make(rng):
-        dtype = {"f32": np.float32, "f64": np.float64}.get(kind) or (
+        chosen = dtype or {"f32": np.float32, "f64": np.float64}.get(kind) or (
             np.float32 if rng.integers(2) else np.float64)
-        t = _t(rng.uniform(0.3, 3.0))
-        rank = int(rng.integers(1, 5))
-        scale, offset, w_shape = 3.0, 0.0, None
-        if kind in ("f32", "f64"):
-            shape = _shape(rng, rank)
-        elif kind == "odd":
-            shape = _shape(rng, rank, odd=True)
-        elif kind == "empty":  # rows of no element: XLA skips a call whose result is empty
-            shape = _shape(rng, rank)
-            shape[-1] = 0
-        elif kind == "large":
-            shape, scale, t = _shape(rng, rank), float(rng.uniform(100, 300)), _t(0.1)
-        elif kind == "below":  # every x / t from -1e4 to -1e3: exp(x / t) underflows
-            shape = _shape(rng, rank)
-            x = -t * rng.uniform(1e3, 1e4, size=shape)
-            w = rng.uniform(0.1, 2.0, size=shape[-1])
-            return {"x": x.astype(dtype), "w": w.astype(dtype), "t": t}
-        elif kind == "w_leading_ones":
-            shape = _shape(rng, rank, odd=bool(rng.integers(2)))
-            w_shape = [1] * int(rng.integers(1, 3)) + [shape[-1]]
-        else:  # "precise": float64 rows far from zero, where float32 arithmetic loses digits
-            shape, dtype, offset = _shape(rng, rank), np.float64, float(rng.uniform(1e3, 1e4))
-        x, w = _arrays(rng, shape, dtype, scale=scale, w_shape=w_shape, offset=offset)
-        return {"x": x, "w": w, "t": t}
+        return _kernel_draw(rng, kind, int(rng.integers(*ranks)), chosen)
 
     return make
 
 
-# The classes of a kernel check's case matrix, each named as its failure message says.
-KERNEL_CLASSES = {"large": "large x / t of both signs",
-                  "below": "rows wholly far below zero, where exp(x / t) underflows"}
+def _kernel_draw(rng, kind: str, rank: int, dtype) -> dict:
+    t = _t(rng.uniform(0.3, 3.0))
+    scale, offset, w_shape = 3.0, 0.0, None
+    if kind in ("f32", "f64"):
+        shape = _shape(rng, rank)
+    elif kind == "odd":  # every axis odd, rows of 3, 5 or 7 elements
+        shape = _shape(rng, rank, odd=True)
+        shape[-1] = int(rng.choice([3, 5, 7]))
+    elif kind == "one":  # rows of one element, the other axes odd
+        shape = _shape(rng, rank, odd=True)
+        shape[-1] = 1
+    elif kind == "empty":  # rows of no element: XLA skips a call whose result is empty
+        shape = _shape(rng, rank)
+        shape[-1] = 0
+    elif kind == "large":
+        shape, scale, t = _shape(rng, rank), float(rng.uniform(100, 300)), _t(0.1)
+    elif kind == "below":  # every x / t from -1e4 to -1e3: exp(x / t) underflows
+        shape = _shape(rng, rank)
+        x = -t * rng.uniform(1e3, 1e4, size=shape)
+        w = rng.uniform(0.1, 2.0, size=shape[-1])
+        return {"x": x.astype(dtype), "w": w.astype(dtype), "t": t}
+    elif kind in ("w_one_lead", "w_two_leads"):
+        shape = _shape(rng, rank, odd=bool(rng.integers(2)))
+        w_shape = [1] * (1 if kind == "w_one_lead" else 2) + [shape[-1]]
+    else:  # "precise": float64 rows far from zero, where float32 arithmetic loses digits
+        shape, dtype, offset = _shape(rng, rank), np.float64, float(rng.uniform(1e3, 1e4))
+    x, w = _arrays(rng, shape, dtype, scale=scale, w_shape=w_shape, offset=offset)
+    return {"x": x, "w": w, "t": t}
 
 
-def _kernel_cases(*kinds: str):
+def _cases(*named):
+    """A case matrix: ``named`` holds (class name, input maker) pairs; every class is drawn on
+    every grading, in this order, its values at random."""
     def make(rng):
-        return {"cases": [dict(_kernel_case(kind)(rng), case=KERNEL_CLASSES[kind])
-                          for kind in kinds]}
+        return {"cases": [dict(maker(rng), case=name) for name, maker in named]}
 
     return make
+
+
+# Ranks as classes: one row (the result is a scalar), the rows of a matrix, several leading axes.
+RANK_CLASSES = (("one row (rank 1)", (1, 2)), ("a matrix (rank 2)", (2, 3)),
+                ("several leading axes (rank 3 or 4)", (3, 5)))
+
+
+def _kernel_ranks(kind: str):
+    return _cases(*((name, _kernel_case(kind, ranks=ranks)) for name, ranks in RANK_CLASSES))
+
+
+# The classes of each kernel check's case matrix, each named as its failure message says.
+KERNEL_MATRICES = {
+    "f32": _kernel_ranks("f32"),
+    "f64": _kernel_ranks("f64"),
+    "odd": _cases(("odd sizes, float32", _kernel_case("odd", dtype=np.float32)),
+                  ("rows of one element, float64", _kernel_case("one", dtype=np.float64))),
+    "empty": _cases(("one row of no element (rank 1), float64",
+                     _kernel_case("empty", ranks=(1, 2), dtype=np.float64)),
+                    ("several rows of no element, float32",
+                     _kernel_case("empty", ranks=(2, 5), dtype=np.float32))),
+    "large": _cases(("large x / t of both signs", _kernel_case("large")),
+                    ("rows wholly far below zero, where exp(x / t) underflows",
+                     _kernel_case("below"))),
+    "w_shape": _cases(("w of shape (1, n)", _kernel_case("w_one_lead", dtype=np.float64)),
+                      ("w of shape (1, 1, n)", _kernel_case("w_two_leads", dtype=np.float32))),
+}
 
 
 def _refusals(rng):
@@ -146,25 +189,12 @@ REFUSAL = "INVALID_ARGUMENT"
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
 
 
-def _ffi_case(kind: str):
-    """One call of lse_ffi. ``kind``: 'float32' or 'float64' (x and w of that dtype), 'narrow'
-    (both float16 or both bfloat16), 'w_wider' and 'x_wider' (x and w of two
-    float dtypes, the named one wider),
-    'method' (the vmap_method arguments reach ffi_call)."""
+def _ffi_case(kind: str, *, ranks: tuple[int, int] = (1, 5), dtypes=None):
+    """One call of lse_ffi. ``kind``: 'float' (x and w of ``dtypes``, a pair of dtype names)
+    or 'method' (the vmap_method arguments reach ffi_call)."""
     def make(rng):
-        if kind in ("float32", "float64"):
-            x_dtype = w_dtype = kind
-        elif kind == "narrow":  # one narrow dtype for both: the result is narrow too
-            x_dtype = w_dtype = str(rng.choice(_FLOATS[:2]))
-        elif kind in ("w_wider", "x_wider"):  # promotion takes the wider of the two
-            ladder = [str(rng.choice(_FLOATS[:2])), "float32", "float64"]
-            low, high = sorted(int(i) for i in rng.choice(3, size=2, replace=False))
-            x_dtype, w_dtype = ladder[low], ladder[high]
-            if kind == "x_wider":
-                x_dtype, w_dtype = w_dtype, x_dtype
-        else:
-            x_dtype = w_dtype = str(rng.choice(_FLOATS[2:]))
-        shape = _shape(rng, int(rng.integers(1, 5)), odd=bool(rng.integers(2)))
+        x_dtype, w_dtype = dtypes or (str(rng.choice(_FLOATS[2:])),) * 2
+        shape = _shape(rng, int(rng.integers(*ranks)), odd=bool(rng.integers(2)))
         x, w = _arrays(rng, shape, np.float64)
         inputs = {"x": x.astype(jnp.dtype(x_dtype)), "w": w.astype(jnp.dtype(w_dtype)),
                   "t": _t(rng.uniform(0.3, 3.0))}
@@ -174,6 +204,29 @@ def _ffi_case(kind: str):
         return inputs
 
     return make
+
+
+def _ffi_ranks(dtype: str):
+    return _cases(*((name, _ffi_case("float", ranks=ranks, dtypes=(dtype, dtype)))
+                    for name, ranks in RANK_CLASSES))
+
+
+def _ffi_pairs(*pairs: tuple[str, str]):
+    """x and w of each (x's dtype, w's dtype) pair, one case each."""
+    return _cases(*((f"x {x}, w {w}", _ffi_case("float", dtypes=(x, w))) for x, w in pairs))
+
+
+# Promotion takes the wider of the two: every narrow dtype under float32 and float64, and
+# float32 under float64.
+WIDER_PAIRS = (("float16", "float32"), ("bfloat16", "float32"), ("float16", "float64"),
+               ("bfloat16", "float64"), ("float32", "float64"))
+FFI_MATRICES = {
+    "float32": _ffi_ranks("float32"),
+    "float64": _ffi_ranks("float64"),
+    "narrow": _ffi_pairs(("float16", "float16"), ("bfloat16", "bfloat16")),
+    "w_wider": _ffi_pairs(*WIDER_PAIRS),
+    "x_wider": _ffi_pairs(*((w, x) for x, w in WIDER_PAIRS)),
+}
 
 
 def _ffi_ints(rng):
@@ -195,22 +248,13 @@ def _insert(shape: list[int], axis: int | None, size: int) -> list[int]:
     return shape[:position] + [size] + shape[position:]
 
 
-def _vmap_case(which: str, *, nested: bool = False, jit: bool = False):
+def _vmap_case(levels_of, *, jit: bool = False, dtype=np.float64):
+    """One batched call. ``levels_of(rng, rank)`` gives the in_axes of each vmap, from the outer
+    one in: [(x's batch axis or None, w's or None), ...], for an unbatched x of rank ``rank``."""
     def make(rng):
-        dtype = np.float32 if rng.integers(2) else np.float64
         x_shape = _shape(rng, int(rng.integers(1, 4)), odd=bool(rng.integers(2)))
         w_shape = [x_shape[-1]]
-        levels = []
-        for _ in range(2 if nested else 1):
-            kind = {"any": ["x", "w", "both"], "any_w": ["w", "both"]}.get(which, [which])
-            kind = str(rng.choice(kind))
-            size = int(rng.integers(1, 6))
-            x_axis = w_axis = None
-            if kind in ("x", "both"):
-                x_axis = int(rng.integers(-len(x_shape) - 1, len(x_shape) + 1))
-            if kind in ("w", "both"):
-                w_axis = int(rng.choice([0, -1, -2]))
-            levels.append((x_axis, w_axis, size))
+        levels = [(xa, wa, int(rng.integers(1, 6))) for xa, wa in levels_of(rng, len(x_shape))]
         # Build the shapes from the innermost vmap outwards.
         for x_axis, w_axis, size in reversed(levels):
             x_shape = _insert(x_shape, x_axis, size)
@@ -221,6 +265,53 @@ def _vmap_case(which: str, *, nested: bool = False, jit: bool = False):
                 "in_axes": [[xa, wa] for xa, wa, _ in levels]}
 
     return make
+
+
+def _batched(kind: str, rank: int, rng, x_axis: str = "any") -> tuple[int | None, int | None]:
+    """The in_axes of one vmap level: ``kind`` 'x', 'w' or 'both' batched; x's batch axis at
+    ``x_axis``: 'first' (0), 'positive' (1 to rank), 'negative' or 'any' (where it lands in a
+    batched x of rank ``rank`` + 1)."""
+    xa = wa = None
+    if kind in ("x", "both"):
+        xa = {"first": 0, "positive": int(rng.integers(1, rank + 1)),
+              "negative": int(rng.integers(-rank - 1, 0)),
+              "any": int(rng.integers(-rank - 1, rank + 1))}[x_axis]
+    if kind in ("w", "both"):
+        wa = int(rng.choice([0, -1, -2]))
+    return xa, wa
+
+
+def _one_level(kind: str, x_axis: str = "any"):
+    return lambda rng, rank: [_batched(kind, rank, rng, x_axis)]
+
+
+def _two_levels(outer: str, inner: str):
+    def levels(rng, rank):
+        inner_axes = _batched(inner, rank, rng)
+        # The outer vmap sees x with the inner batch axis, where the inner level batches x.
+        outer_axes = _batched(outer, rank + (inner_axes[0] is not None), rng)
+        return [outer_axes, inner_axes]
+
+    return levels
+
+
+_F32, _F64 = np.float32, np.float64
+VMAP_MATRICES = {
+    "x": _cases(("x batched at axis 0, float32", _vmap_case(_one_level("x", "first"), dtype=_F32)),
+                ("x batched at a positive axis past 0, float64",
+                 _vmap_case(_one_level("x", "positive"))),
+                ("x batched at a negative axis, float32",
+                 _vmap_case(_one_level("x", "negative"), dtype=_F32))),
+    "w": _cases(("w batched, x not, float64", _vmap_case(_one_level("w"))),
+                ("w and x batched, float32", _vmap_case(_one_level("both"), dtype=_F32))),
+    # Every pair of (outer, inner) batched arguments: what the inner level hands the outer
+    # one differs in each.
+    "nested": _cases(*(
+        (f"outer vmap batches {outer}, inner {inner}",
+         _vmap_case(_two_levels(outer, inner), jit=True, dtype=(_F32, _F64)[n % 2]))
+        for n, (outer, inner) in enumerate(
+            (o, i) for o in ("x", "w", "both") for i in ("x", "w", "both")))),
+}
 
 
 def _grad_case(mode: str, dtype=np.float64):
@@ -531,20 +622,25 @@ def _check(id_, task, description, points, cell, probe, make, expect, judge_fn, 
 _K = "in LseRows or LseCheck, the C++ kernel"
 CHECKS = (
     _check("ps5.kernel.f32", KERNEL, "float32 arrays of rank 1 to 4", 2, "test_kernel",
-           "probe_kernel", _kernel_case("f32"), expect_kernel, judge_kernel, blame=_K),
+           "probe_kernel", KERNEL_MATRICES["f32"],
+           judge.expect_each(expect_kernel), judge.judge_each(judge_kernel), blame=_K),
     _check("ps5.kernel.f64", KERNEL, "float64 arrays of rank 1 to 4", 2, "test_kernel",
-           "probe_kernel", _kernel_case("f64"), expect_kernel, judge_kernel, blame=_K),
+           "probe_kernel", KERNEL_MATRICES["f64"],
+           judge.expect_each(expect_kernel), judge.judge_each(judge_kernel), blame=_K),
     _check("ps5.kernel.odd", KERNEL, "odd sizes, rows of one element", 2, "test_kernel",
-           "probe_kernel", _kernel_case("odd"), expect_kernel, judge_kernel, blame=_K),
+           "probe_kernel", KERNEL_MATRICES["odd"],
+           judge.expect_each(expect_kernel), judge.judge_each(judge_kernel), blame=_K),
     _check("ps5.kernel.empty", KERNEL, "rows of no element give -inf", 2,
-           "test_kernel", "probe_kernel", _kernel_case("empty"), expect_kernel, judge_kernel,
+           "test_kernel", "probe_kernel", KERNEL_MATRICES["empty"],
+           judge.expect_each(expect_kernel), judge.judge_each(judge_kernel),
            blame=_K),
     _check("ps5.kernel.large", KERNEL, "large x / t of both signs, and rows wholly far below "
            "zero: exp overflows or underflows unless shifted by the row's maximum", 2,
-           "test_kernel", "probe_kernel", _kernel_cases("large", "below"),
+           "test_kernel", "probe_kernel", KERNEL_MATRICES["large"],
            judge.expect_each(expect_kernel), judge.judge_each(judge_kernel), blame=_K),
     _check("ps5.kernel.w_shape", KERNEL, "w with leading axes of size one", 2, "test_kernel",
-           "probe_kernel", _kernel_case("w_leading_ones"), expect_kernel, judge_kernel,
+           "probe_kernel", KERNEL_MATRICES["w_shape"],
+           judge.expect_each(expect_kernel), judge.judge_each(judge_kernel),
            blame=_K),
     _check("ps5.kernel.precise", KERNEL, "float64 computed in float64", 2, "test_kernel",
            "probe_kernel", _kernel_case("precise"), expect_kernel, judge_kernel, blame=_K),
@@ -552,19 +648,27 @@ CHECKS = (
            "ffi::Error::InvalidArgument", 2, "test_kernel",
            "probe_kernel_refuses", _refusals, lambda inputs: None, judge_refusals, blame=_K),
     _check("ps5.ffi_call.float32", FFI, "float32: one kernel call under jit, result shape and "
-           "dtype", 1, "test_ffi_call", "probe_ffi_call", _ffi_case("float32"), expect_ffi,
-           judge_ffi, blame="in lse_ffi"),
+           "dtype", 1, "test_ffi_call", "probe_ffi_call", FFI_MATRICES["float32"],
+           judge.expect_each(expect_ffi),
+           judge.judge_each(judge_ffi), blame="in lse_ffi"),
     _check("ps5.ffi_call.float64", FFI, "float64, computed by the kernel in float64", 1,
-           "test_ffi_call", "probe_ffi_call", _ffi_case("float64"), expect_ffi, judge_ffi,
+           "test_ffi_call", "probe_ffi_call", FFI_MATRICES["float64"],
+           judge.expect_each(expect_ffi),
+           judge.judge_each(judge_ffi),
            blame="in lse_ffi"),
     _check("ps5.ffi_call.narrow", FFI, "float16 and bfloat16, computed in float32, rounded "
-           "back", 2, "test_ffi_call", "probe_ffi_call", _ffi_case("narrow"), expect_ffi,
-           judge_ffi, blame="in lse_ffi"),
+           "back", 2, "test_ffi_call", "probe_ffi_call", FFI_MATRICES["narrow"],
+           judge.expect_each(expect_ffi),
+           judge.judge_each(judge_ffi), blame="in lse_ffi"),
     _check("ps5.ffi_call.w_wider", FFI, "w of a wider float dtype than x: JAX's promotion", 1,
-           "test_ffi_call", "probe_ffi_call", _ffi_case("w_wider"), expect_ffi, judge_ffi,
+           "test_ffi_call", "probe_ffi_call", FFI_MATRICES["w_wider"],
+           judge.expect_each(expect_ffi),
+           judge.judge_each(judge_ffi),
            blame="in lse_ffi"),
     _check("ps5.ffi_call.x_wider", FFI, "x of a wider float dtype than w: JAX's promotion", 1,
-           "test_ffi_call", "probe_ffi_call", _ffi_case("x_wider"), expect_ffi, judge_ffi,
+           "test_ffi_call", "probe_ffi_call", FFI_MATRICES["x_wider"],
+           judge.expect_each(expect_ffi),
+           judge.judge_each(judge_ffi),
            blame="in lse_ffi"),
     _check("ps5.ffi_call.ints", FFI, "integer and boolean arrays raise a TypeError", 1,
            "test_ffi_call", "probe_ffi_ints", _ffi_ints, lambda inputs: None, judge_ffi_ints,
@@ -573,13 +677,16 @@ CHECKS = (
            "test_ffi_call", "probe_ffi_call", _ffi_case("method"), expect_ffi, judge_ffi,
            blame="in lse_ffi"),
     _check("ps5.vmap.x", VMAP, "x batched at any axis, w not: one kernel call", 3, "test_vmap",
-           "probe_vmap", _vmap_case("x"), expect_vmap, judge_vmap,
+           "probe_vmap", VMAP_MATRICES["x"], judge.expect_each(expect_vmap),
+           judge.judge_each(judge_vmap),
            blame="in lse_vmappable's batching"),
     _check("ps5.vmap.w", VMAP, "w batched, x batched or not", 3, "test_vmap", "probe_vmap",
-           _vmap_case("any_w"), expect_vmap, judge_vmap, blame="in lse_vmappable's batching"),
+           VMAP_MATRICES["w"], judge.expect_each(expect_vmap),
+           judge.judge_each(judge_vmap), blame="in lse_vmappable's batching"),
     _check("ps5.vmap.nested", VMAP, "nested vmap under jit, any mix of batched arguments", 4,
-           "test_vmap", "probe_vmap", _vmap_case("any", nested=True, jit=True), expect_vmap,
-           judge_vmap, blame="in lse_vmappable's batching"),
+           "test_vmap", "probe_vmap", VMAP_MATRICES["nested"],
+           judge.expect_each(expect_vmap), judge.judge_each(judge_vmap),
+           blame="in lse_vmappable's batching"),
     _check("ps5.grad.grad", GRAD, "grad in x and w, float64 and float32", 4, "test_grad",
            "probe_grad", _grad_cases("grad"), judge.expect_each(expect_grad),
            judge.judge_each(judge_grad), blame="in lse's derivative"),

@@ -272,6 +272,7 @@ class _GraderFfi:
 
 
 # --- ps5.ffi_call ----------------------------------------------------------------------------
+@each_case
 def probe_ffi_call(ns, inputs):
     f = own(ns, "lse_ffi")
     x, w, t = _array(inputs["x"]), _array(inputs["w"]), inputs["t"]
@@ -303,6 +304,7 @@ def probe_ffi_ints(ns, inputs):
 
 
 # --- ps5.vmap --------------------------------------------------------------------------------
+@each_case
 def probe_vmap(ns, inputs):
     with _GraderFfi(ns) as pinned:
         f = own(ns, "lse_vmappable")
