@@ -1,14 +1,16 @@
 # `make`      : set up .venv, build the book, release the student notebooks, grade the demo class.
 # `make test` : the whole test suite (what .ci/run calls).
 SHELL := /bin/bash
-# Two pinned toolchains. legacy (the default): Python 3.11, JAX 0.10.2, constraints.txt, .venv.
+# Two pinned toolchains. legacy: Python 3.11, JAX 0.10.2, constraints.txt, .venv.
 # current: Python 3.12, today's JAX, constraints-py312.txt, .venv312. `make TOOLCHAIN=current`
 # picks one; so does `make PYTHON=python3.12` (any interpreter that is not 3.11 is `current`).
+# Without either: legacy where a python3.11 is on the PATH, current otherwise (a machine with
+# only today's Python gets today's JAX, which needs Python 3.12 or later).
 ifndef TOOLCHAIN
   ifdef PYTHON
     TOOLCHAIN := $(if $(filter 3.11,$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')),legacy,current)
   else
-    TOOLCHAIN := legacy
+    TOOLCHAIN := $(if $(shell command -v python3.11),legacy,current)
   endif
 endif
 ifeq ($(TOOLCHAIN),current)
