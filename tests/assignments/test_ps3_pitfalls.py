@@ -113,6 +113,52 @@ def test_every_method_grading_has_values_beyond_every_clip():
             assert beyond(z(case["xb"], mean, scale), clip), (check.id, seed)
 
 
+# Checks whose classes are argument values (a wrong solution that ignores or bounds the argument
+# is right for one of them): each class's own range, disjoint from the other's.
+_ARGUMENT_CLASSES = {
+    "ps3.benchmark.simulated": ("repeats", {"repeats below the default": {3, 4},
+                                            "repeats above the default": {6, 7}}),
+    "ps3.debug_print.vmap": ("steps", {"2 or 3 steps": {2, 3}, "4 or 5 steps": {4, 5}}),
+    "ps3.callback.jit": ("bins", {"2 or 3 bins": {2, 3}, "4 or 5 bins": {4, 5}}),
+    "ps3.callback.vmap": ("bins", {"2 or 3 bins": {2, 3}, "4 or 5 bins": {4, 5}}),
+}
+
+
+def test_every_benchmark_print_and_callback_grading_runs_every_class():
+    """Whatever the seed, ps3.benchmark.simulated runs repeats below and above the default,
+    ps3.debug_print.vmap two step counts and ps3.callback two bin counts: a benchmark that bounds
+    repeats by the default, a newton_sqrt that ignores steps or a histogram that ignores bins
+    fails every grading, not only those whose one draw misses its constant. The one-draw checks
+    of ps3.donate and ps3.debug_print.runtime hold their classes in every draw."""
+    import numpy as np
+
+    by_id = {check.id: check for check in ASSIGNMENT.checks}
+    for seed in range(100):
+        def draw(check_id, seed=seed):
+            return by_id[check_id].make_inputs(np.random.default_rng([seed, len(check_id)]))
+
+        for check_id, (arg, classes) in _ARGUMENT_CLASSES.items():
+            cases = draw(check_id)["cases"]
+            assert [case["case"] for case in cases] == list(classes), (check_id, seed)
+            for case in cases:
+                assert case[arg] in classes[case["case"]], (check_id, seed, case["case"])
+            if check_id.startswith("ps3.callback"):  # own compiled versions; v longer than bins
+                assert len({(len(c["batch"][0]), c["bins"]) for c in cases}) == len(cases)
+                for case in cases:
+                    assert all(len(v) > case["bins"] for v in case["batch"]), (check_id, seed)
+                    assert case["batch"][0][0] == 1.0, (check_id, seed)
+            if check_id == "ps3.debug_print.vmap":  # a above every index, one not an integer
+                for case in cases:
+                    assert min(case["a"]) > 5 and case["a"][0] % 1, (seed, case["a"])
+        for check_id in ("ps3.donate.xla", "ps3.donate.only"):
+            inputs = draw(check_id)  # lr and beta never coincide
+            assert inputs["lr"] < 0.5 < inputs["beta"], (check_id, seed)
+        calls = draw("ps3.debug_print.runtime")["calls"]
+        (a, steps), (b, _), again, zero = calls
+        assert steps >= 2 and again == [a, steps] and zero == [b, 0] and a != b, (seed, calls)
+        assert min(a, b) > 5 and a % 1 and not b % 1, (seed, calls)
+
+
 def _released_code_cells():
     import nbformat
 

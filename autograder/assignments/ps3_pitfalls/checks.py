@@ -328,14 +328,28 @@ def _case_soft_argmax(rng, rank):
 
 
 def _inputs_benchmark(rng):
-    return {"compile_s": float(rng.uniform(20, 40)), "compute_s": float(rng.uniform(2, 5)),
-            "transfer_s": float(rng.uniform(8, 12)), "dispatch_s": 1e-3,
-            "repeats": int(rng.choice([3, 4, 6, 7])),  # never the default, called apart
+    # Classes: repeats below the default 5 and above it (a benchmark that bounds repeats by the
+    # default, or by anything between, calls f a wrong number of times in one of them); each case
+    # also runs with repeats left to its default. In every case: two NumPy arguments (copied on
+    # every call unless put on the device first), a clock that does not start at 0, and compile,
+    # copy and compute times in disjoint ranges (no mistake can trade one for another).
+    return _cases([_case_benchmark(rng, "repeats below the default", (3, 4)),
+                   _case_benchmark(rng, "repeats above the default", (6, 7))])
+
+
+def _case_benchmark(rng, case, repeats):
+    return {"case": case, "compile_s": float(rng.uniform(20, 40)),
+            "compute_s": float(rng.uniform(2, 5)), "transfer_s": float(rng.uniform(8, 12)),
+            "dispatch_s": 1e-3, "repeats": int(rng.choice(repeats)),  # never the default
             "start_s": float(rng.uniform(1e3, 1e4)),
             "shapes": [[int(rng.integers(2, 5))] * 2, [int(rng.integers(2, 5))]]}
 
 
 def _inputs_donate(rng, rows=3):
+    # One draw holds every class: trees with leaves of rank 0 to 3 and a None, the same structure
+    # in params, velocity and grads. lr and beta come from disjoint continuous ranges, so they
+    # never coincide (a step that swaps them would pass where they do) and no constant a wrapper
+    # might pass in their place equals them.
     # Each check its own shapes: JAX warns of unusable donations only when it first lowers.
     def tree():
         return {"w": _leaf(_values(rng, (rows, 2))), "b": _leaf(_values(rng, (2,))),
@@ -343,22 +357,50 @@ def _inputs_donate(rng, rows=3):
                 "frozen": None}
 
     return {"params": tree(), "velocity": tree(), "grads": tree(),
-            "lr": float(rng.choice([0.1, 0.05, 0.5])), "beta": float(rng.choice([0.9, 0.5]))}
+            "lr": float(np.float32(rng.uniform(0.02, 0.3))),
+            "beta": float(np.float32(rng.uniform(0.55, 0.95)))}
+
+
+def _newton_starts(rng, count):
+    """``count`` distinct values of a for newton_sqrt, the first not an integer. All are above
+    every iteration index (at most 4) and step count (at most 5) a line may show besides x: a
+    print of the updated x that also shows the index never shows a as if it were x. The
+    non-integer one is not shown by a line that rounds x."""
+    values = [float(v) for v in rng.choice(np.arange(6, 60), count, replace=False)]
+    values[0] += float(rng.choice([0.25, 0.5, 0.75]))  # exact in float32
+    return values
 
 
 def _inputs_debug_print(rng):
-    a, b = (float(v) for v in rng.choice(np.arange(2, 60), 2, replace=False))
+    # One draw holds every class: a first call (it compiles), a new a on the compiled version, a
+    # repeated a, and 0 steps (no line); a non-integer a and an integer one, both above every
+    # index a line may show. newton_sqrt ignoring steps fails the 0-step call.
+    a, b = _newton_starts(rng, 2)
     steps = int(rng.integers(2, 6))
-    return {"calls": [[a, steps], [b, steps], [a, steps], [b, 0]],
-            "a": [float(v) for v in rng.choice(np.arange(2, 60), 3, replace=False)],
-            "steps": steps}
+    return {"calls": [[a, steps], [b, steps], [a, steps], [b, 0]]}
+
+
+def _inputs_debug_print_vmap(rng):
+    # Classes: 2 or 3 steps, and 4 or 5 (a newton_sqrt that ignores steps is wrong in one of
+    # them); a batch of three values of a in each, one not an integer.
+    return _cases([{"case": f"{low} or {low + 1} steps", "a": _newton_starts(rng, 3),
+                    "steps": int(rng.integers(low, low + 2))} for low in (2, 4)])
 
 
 def _inputs_callback(rng):
-    n, bins = int(rng.integers(5, 9)), int(rng.integers(2, 5))
+    # Classes: 2 or 3 bins, and 4 or 5 (a histogram that ignores bins, declaring or asking for a
+    # fixed count, is wrong in one of them). In every case: a batch of three vectors, longer than
+    # bins (a result declared with v's shape is wrong), one of them holding the right edge 1.0.
+    # Each class its own vector length and bins, so it compiles its own version.
+    return _cases([_case_callback(rng, "2 or 3 bins", (2, 3), (5, 6)),
+                   _case_callback(rng, "4 or 5 bins", (4, 5), (7, 8))])
+
+
+def _case_callback(rng, case, bins, lengths):
+    n, bins = int(rng.choice(lengths)), int(rng.choice(bins))
     values = rng.uniform(0, 1, (3, n)).astype(np.float32)
     values[0, 0] = 1.0  # numpy puts the right edge in the last bin
-    return {"bins": bins, "batch": values.tolist()}
+    return {"case": case, "bins": bins, "batch": values.tolist()}
 
 
 # Judges. ----------------------------------------------------------------------------------------
@@ -788,8 +830,8 @@ CHECKS = (
            blame="newton_sqrt: print runs only while tracing; jax.debug.print inside the loop "
                  "body runs at every iteration (with a format string, not an f-string)"),
     _check("ps3.debug_print.vmap", "ps3.debug_print", "jit(vmap(newton_sqrt)) prints every "
-           "iterate", 1, "test_debug_print", _inputs_debug_print, _expect_debug_print_vmap,
-           _judge_debug_print_vmap,
+           "iterate", 1, "test_debug_print", _inputs_debug_print_vmap,
+           _expect_debug_print_vmap, _judge_debug_print_vmap,
            blame="newton_sqrt: print the iterate x at the start of every iteration"),
     _check("ps3.callback.jit", "ps3.callback", "jit(histogram) calls host_histogram every time",
            1, "test_callback", _inputs_callback,

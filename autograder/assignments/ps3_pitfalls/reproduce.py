@@ -582,6 +582,10 @@ def _benchmark(rng) -> str:
         'print("with the default repeats: your code called f", g.calls, "times, a correct '
         'solution 6")',
         'assert g.calls == 6, "repeats defaults to 5"',
+        "h = StandIn(compile_s=0.0, copy_s=0.0, compute_s=0.0)",
+        "benchmark(h, np.ones(3, np.float32), repeats=7)  # more than the default",
+        'print("with repeats=7: your code called f", h.calls, "times, a correct solution 8")',
+        'assert h.calls == 8, "call f once, then repeats more times, whatever repeats is"',
         imports=("import time", "import numpy as np", "import jax"))
 
 
@@ -602,7 +606,7 @@ def _donate(check_id: str, selective: bool) -> Callable:
                     "layers": [{"array": a.tolist()} for a in t["layers"]], "frozen": None}
 
         trees = {name: tree() for name in ("params", "velocity", "grads")}
-        lr, beta = float(rng.choice([0.1, 0.05, 0.5])), float(rng.choice([0.9, 0.5]))
+        lr, beta = float(rng.choice([0.1, 0.05, 0.25])), float(rng.choice([0.9, 0.5]))  # never equal
         expected = _expect(check_id, {**{k: leaf_dict(t) for k, t in trees.items()},
                                       "lr": lr, "beta": beta})
 
@@ -735,30 +739,34 @@ def _debug_print_runtime(rng) -> str:
 
 def _debug_print_vmap(rng) -> str:
     values = [float(v) for v in rng.choice(np.arange(2, 60), 3, replace=False)]
-    steps = int(rng.integers(3, 6))
-    iterates, results = _newton(values, steps)
+    step_counts = [int(rng.integers(2, 4)), int(rng.integers(4, 6))]  # the check's two classes
+    runs = [_newton(values, steps) for steps in step_counts]
     return _snippet(
         "ps3.debug_print.vmap", "jit(vmap(newton_sqrt)) prints the iterates of the whole batch",
         *_PRINTS_IN,
         f"a_batch = {literal(np.float32(values))}",
-        'print("your code prints:")',
-        f"got = jax.jit(jax.vmap(lambda a: newton_sqrt(a, {steps})))(a_batch)",
-        "jax.effects_barrier()",
-        'print("your code returned", got)',
-        'print("a correct solution prints, for each iteration, lines showing x =", '
-        f"{literal(iterates)}, \"and returns\", {literal(results)})",
-        f"found = prints_in(jax.make_jaxpr(jax.vmap(lambda a: newton_sqrt(a, {steps})))(a_batch)"
-        ".jaxpr)",
+        "got = {}",
+        f"for steps in {step_counts}:",
+        '    print(f"{steps} steps: your code prints:")',
+        "    got[steps] = jax.jit(jax.vmap(lambda a: newton_sqrt(a, steps)))(a_batch)",
+        "    jax.effects_barrier()",
+        '    print("your code returned", got[steps])',
+        *(f'print("{steps} steps: a correct solution prints, for each iteration, lines showing '
+          f'x =", {literal(iterates)}, "and returns", {literal(results)})'
+          for steps, (iterates, results) in zip(step_counts, runs)),
+        f"found = prints_in(jax.make_jaxpr(jax.vmap(lambda a: newton_sqrt(a, {step_counts[1]})))"
+        "(a_batch).jaxpr)",
         "in_loop = [ops for ops, carry in found if shows_carried_x(ops, carry)]",
-        f"plain = prints_in(jax.make_jaxpr(newton_sqrt, static_argnums=1)(a_batch[0], {steps})"
-        ".jaxpr)",
+        "plain = prints_in(jax.make_jaxpr(newton_sqrt, static_argnums=1)(a_batch[0], "
+        f"{step_counts[1]}).jaxpr)",
         "plain_in_loop = [ops for ops, carry in plain if shows_carried_x(ops, carry)]",
         'print("your newton_sqrt:", len(plain_in_loop), "print(s) in the loop showing the x it '
         'carries; a correct one: at least 1")',
         'assert found and plain_in_loop, "print x at run time inside the loop body '
         '(jax.debug.print with a format string, not print, not an f-string), showing the x the '
         'iteration starts from; under vmap JAX prints it for every element"',
-        f"np.testing.assert_allclose(got, {literal(results)}, {CLOSE})",
+        *(f"np.testing.assert_allclose(got[{steps}], {literal(results)}, {CLOSE})"
+          for steps, (_, results) in zip(step_counts, runs)),
         imports=(*IMPORTS, "from jax.extend.core import jaxprs_in_params"))
 
 
@@ -767,13 +775,17 @@ def _debug_print_vmap(rng) -> str:
 
 def _callback(check_id: str, what: str, calls: tuple[str, ...], min_calls: int) -> Callable:
     def build(rng) -> str:
-        n, bins = int(rng.integers(4, 7)), int(rng.integers(2, 5))
-        batch = _uniform(rng, (3, n), 0, 1)
-        batch[0, 0] = 1.0  # numpy puts the right edge in the last bin
-        want = _expect(check_id, {"batch": batch.tolist(), "bins": bins})["values"]
+        batches, want = {}, {}
+        # The check's two classes, 2 or 3 bins and 4 or 5: a histogram that ignores bins is
+        # wrong in one of them.
+        for bins in (int(rng.integers(2, 4)), int(rng.integers(4, 6))):
+            batch = _uniform(rng, (3, int(rng.integers(bins + 2, bins + 5))), 0, 1)
+            batch[0, 0] = 1.0  # numpy puts the right edge in the last bin
+            batches[bins] = batch
+            want[bins] = _expect(check_id, {"batch": batch.tolist(), "bins": bins})["values"]
         return _snippet(
             check_id, what,
-            f"batch = {literal(batch)}",
+            "batches = {" + ", ".join(f"{b}: {literal(v)}" for b, v in batches.items()) + "}",
             "calls = []",
             "notebook_host_histogram = host_histogram",
             "",
@@ -783,17 +795,22 @@ def _callback(check_id: str, what: str, calls: tuple[str, ...], min_calls: int) 
             "    return notebook_host_histogram(v, bins)",
             "",
             "",
+            "results, counts = {}, {}",
             "try:",
-            *(f"    {line}".replace("BINS", str(bins)) for line in calls),
+            "    for bins, batch in batches.items():",
+            "        calls.clear()",
+            *(f"        {line}".replace("BINS", "bins") for line in calls),
+            "        results[bins], counts[bins] = got, len(calls)",
             "finally:",
             "    host_histogram = notebook_host_histogram  # the notebook's own again",
-            'print("your code:", got, "and host_histogram ran", len(calls), "times")',
-            f"want = {literal(want)}",
-            f'print("a correct solution:", want, "and host_histogram runs at least {min_calls} '
-            'times")',
-            f'assert len(calls) >= {min_calls}, "host_histogram must run at run time, every '
-            'time, through jax.pure_callback"',
-            f"np.testing.assert_allclose(got, want, {CLOSE})")
+            'print("your code, per bins:", results, "and host_histogram ran", counts, "times")',
+            "want = {" + ", ".join(f"{b}: {literal(w)}" for b, w in want.items()) + "}",
+            f'print("a correct solution, per bins:", want, "and host_histogram runs at least '
+            f'{min_calls} times for each")',
+            f'assert all(n >= {min_calls} for n in counts.values()), "host_histogram must run at '
+            'run time, every time, through jax.pure_callback"',
+            "for bins, counts_wanted in want.items():",
+            f"    np.testing.assert_allclose(results[bins], counts_wanted, {CLOSE})")
     return build
 
 
