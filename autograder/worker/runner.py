@@ -604,6 +604,9 @@ class _Session:
                     why = self._tampering("your notebook's cells", ready)
                     for check in pending:
                         self._fail(check, why)
+                    # It waits for a probe that will never come: stopped now, not after
+                    # close()'s 10 s wait for it to end by itself.
+                    child.kill()
                     return
                 while pending:
                     check = pending[0]

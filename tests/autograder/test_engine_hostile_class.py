@@ -77,10 +77,14 @@ def graded(tmp_path_factory, own_uids):
     uids = own_uids if os.geteuid() == 0 else range(os.getuid(), os.getuid() + 1)
     segments = _sysv_segments(uids)
     env = grade_env({SECRET_ENV: SECRET_VALUE, "AUTOGRADER_BASE_UID": str(own_uids.start)})
-    runs = [subprocess.Popen(grade_args(sub, dest, "--workers", "1"), env=env, cwd=REPO,
+    # The hostile run takes two workers: its time limits and tampered processes are waited on two
+    # at a time (a third of its time), and its honest students are graded beside hostile
+    # classmates in the same run as well as in a run of their own. The honest run takes one.
+    runs = [subprocess.Popen(grade_args(sub, dest, "--workers", workers), env=env, cwd=REPO,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              start_new_session=True)
-            for sub, dest in ((submitted, out), (honest_submitted, base / "honest_out"))]
+            for sub, dest, workers in ((submitted, out, "2"),
+                                       (honest_submitted, base / "honest_out", "1"))]
     try:
         (stdout, stderr), (honest_stdout, honest_stderr) = (
             r.communicate(timeout=GRADE_LIMIT_S) for r in runs)

@@ -45,7 +45,9 @@ CASES = {
 def graded(tmp_path_factory):
     base = tmp_path_factory.mktemp("time_limits")
     submitted = hostile.write_class(base / "submitted", CASES)
-    proc = grade_command(submitted, base / "out", timeout=900)
+    # Three workers: the three slow students (about 35 s each, mostly asleep or stopped by a
+    # limit) are graded side by side instead of two of them one after the other.
+    proc = grade_command(submitted, base / "out", "--workers", "3", timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return base / "out"
 
