@@ -74,7 +74,7 @@ def _grade_task(run_key: str, config: runner.Config, student_id: str, notebook_n
 def _for_this_machine(config: runner.Config) -> runner.Config:
     """The sandbox keeps the Python install that THIS worker runs from visible (the main
     process's may live elsewhere, or not exist here), and hides nothing that contains it."""
-    keep = sorted({str(Path(sys.prefix).resolve()), str(Path(sys.base_prefix).resolve())})
+    keep = runner.python_paths()
     hide = [h for h in config.hide if not any(Path(k).is_relative_to(h) for k in keep)]
     return dataclasses.replace(config, keep=keep, hide=hide)
 

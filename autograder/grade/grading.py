@@ -30,6 +30,7 @@ from autograder.worker.runner import (
     check_name,
     grade_notebook,
     init_worker,
+    python_paths,
 )
 
 
@@ -131,8 +132,7 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
     config = Config(package=package, assignment=assignment, release_cells=release_cells,
                     limits=limits, secret=course_secret(root, seed),
                     hide=hidden_paths(root=root, submitted=submitted, out=out, db_url=db_url),
-                    keep=sorted({str(Path(sys.prefix).resolve()),
-                                 str(Path(sys.base_prefix).resolve())}))
+                    keep=python_paths())
     gradebook_ready = record.prepare_gradebook(db_url)
     if dask:
         details = cluster.run_on_dask(

@@ -64,6 +64,22 @@ from autograder.worker import policy, submission
 from autograder.worker.normalise import Notebook, NotebookError, normalise
 
 
+def python_paths() -> list[str]:
+    """What the sandbox keeps visible of the Python that runs the grader: its virtualenv and its
+    install (``sys.prefix``, ``sys.base_prefix``), and the folder of every link on the way from
+    ``sys.executable`` to the binary: a virtualenv's ``bin/python`` may link through a folder
+    outside both (a shim folder, ``/opt/.../bin``), and the kernel processes of ps5 start that
+    same ``sys.executable``. Each folder as named and as resolved."""
+    paths = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    link = Path(os.path.abspath(sys.executable))
+    for _ in range(40):  # a loop of links ends here too
+        if not link.is_symlink():
+            break
+        link = Path(os.path.abspath(link.parent / os.readlink(link)))
+        paths |= {link.parent, link.parent.resolve()}
+    return sorted(str(p) for p in paths)
+
+
 @dataclass
 class Config:
     """What every worker needs, sent once when the pool starts."""
