@@ -33,6 +33,7 @@ import threading
 import time
 from pathlib import Path
 
+from autograder.grade import record
 from autograder.limits import UsageError
 from autograder.worker import runner, submission
 from autograder.worker.normalise import NotebookError
@@ -149,7 +150,8 @@ def run_on_dask(config: runner.Config, jobs: list, address: str, *, gpu_checks: 
                 try:
                     parts.setdefault(student_id, {})[kind] = future.result()
                 except Exception as err:  # noqa: BLE001 - a lost task must not stop the class
-                    parts.setdefault(student_id, {})[kind] = _lost(student_id, err)
+                    parts.setdefault(student_id, {})[kind] = record.submission_error(
+                        student_id, "the cluster could not grade this submission", err)
                 bar.update(1)
             if done:
                 idle = 0.0
@@ -180,12 +182,6 @@ def _finished_keys(dask_scheduler, keys: list[str]) -> set[str]:
     """Which of ``keys`` the scheduler holds as finished (runs on the scheduler)."""
     tasks = dask_scheduler.tasks
     return {k for k in keys if k in tasks and tasks[k].state == "memory"}
-
-
-def _lost(student_id: str, err: BaseException) -> dict:
-    return {"student_id": student_id, "status": "error", "tests": {}, "cells": [], "notes": [],
-            "message": f"the cluster could not grade this submission ({type(err).__name__}: "
-                       f"{str(err)[:200]})"}
 
 
 def _merge(by_kind: dict[str, dict]) -> dict:

@@ -244,16 +244,11 @@ def _run_pool(config: Config, jobs: list, workers: int, progress: bool) -> dict:
             try:
                 details[sid] = future.result()
             except Exception as err:  # noqa: BLE001 - a worker crash must not stop the class
-                details[sid] = _worker_failure(sid, err)
+                details[sid] = record.submission_error(
+                    sid, "the grader failed on this submission", err)
             bar.update(1)
     bar.close()
     return details
-
-
-def _worker_failure(student_id: str, err: BaseException) -> dict:
-    return {"student_id": student_id, "status": "error", "tests": {}, "cells": [], "notes": [],
-            "message": f"the grader failed on this submission ({type(err).__name__}: "
-                       f"{clean_text(str(err), 300)})"}
 
 
 def summary_table(run: GradeRun) -> str:

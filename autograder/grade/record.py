@@ -88,6 +88,14 @@ def read_grades(out: Path) -> list[dict]:
         return [{k: csv_field_read(v) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
+def submission_error(student_id: str, why: str, err: BaseException) -> dict:
+    """The details of a submission no worker graded (``why``: who failed, in the student's
+    words); every check it lacks becomes an ``error`` when the class is recorded
+    (grading.grade). Built here alone, for the local pool and the Dask cluster."""
+    return {"student_id": student_id, "status": "error", "tests": {}, "cells": [], "notes": [],
+            "message": f"{why} ({type(err).__name__}: {clean_text(str(err), 300)})"}
+
+
 def score_of(tests: list[dict]) -> tuple[float, float]:
     """(score, max_score); checks reported ``not-run`` are left out of the maximum."""
     score = sum(t["points"] for t in tests)

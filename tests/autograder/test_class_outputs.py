@@ -91,7 +91,8 @@ def runs(tmp_path_factory):
 
     def pool(config, jobs, workers, progress):
         details = real_pool(config, jobs, workers, progress)
-        details["worker_died"] = grading._worker_failure("worker_died", RuntimeError("boom"))
+        details["worker_died"] = record.submission_error(
+            "worker_died", "the grader failed on this submission", RuntimeError("boom"))
         return details
 
     def render(result, spec, detail, **options):
