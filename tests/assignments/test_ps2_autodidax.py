@@ -13,8 +13,8 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
-from autograder.instructor import release
 from autograder.assignments.ps2_autodidax import checks, mutants
+from autograder.instructor import release
 
 ROOT = Path(__file__).resolve().parents[2]
 GRADED_NAMES = ("exp_jvp", "log_jvp", "div_jvp", "max_jvp", "matmul_jvp", "matmul_batch",
@@ -59,10 +59,114 @@ def test_a_check_of_one_jvp_rule_runs_no_other_rule_the_student_wrote():
 
     for check in (c for c in checks.CHECKS if c.id in own):
         for seed in range(300):
-            steps = check.make_inputs(np.random.default_rng(seed))["program"]["steps"]
-            ops = {op for op, *_ in steps}
-            assert own[check.id] <= ops <= own[check.id] | set(programs.PROVIDED), (
-                check.id, seed, sorted(ops))
+            inputs = check.make_inputs(np.random.default_rng(seed))
+            drawn = (inputs["cases"] if check.id == "ps2.jvp_rules.exp_log" else [inputs])
+            for program, n_args in ((d["program"], len(d["primals"])) for d in drawn):
+                # ... and no step negates a computed value, which would cancel its tangent
+                assert not checks._cancelled(program, n_args), (check.id, seed)
+                ops = {op for op, *_ in program["steps"]}
+                assert own[check.id] <= ops <= own[check.id] | set(programs.PROVIDED), (
+                    check.id, seed, sorted(ops))
+
+
+def _classes_of(check_id: str, inputs: dict) -> set:
+    """The input classes the draw ``inputs`` of ``check_id`` holds, read from the inputs
+    themselves (not from the case names)."""
+    cases = inputs["cases"]
+    found = set()
+    if check_id == "ps2.jvp_rules.exp_log":
+        for case in cases:
+            assert not checks._cancelled(case["program"], len(case["primals"]))
+            ranks = {np.ndim(p) for p in case["primals"]}
+            found.add("scalars" if ranks == {0} else
+                      "arrays" if np.size(case["primals"][0]) > 1 else "one element")
+    elif check_id == "ps2.jvp_rules.nested":
+        for case in cases:
+            assert not checks._cancelled(case["program"], 1)
+            steps = [s for s in case["program"]["steps"] if s[0] in checks.NEW_JVP]
+            assert {s[0] for s in steps} == set(checks.NEW_JVP)
+            twice = {s[0] for s in steps if len(s) == 3 and s[1] == s[2]}
+            found.add("distinct" if not twice else
+                      "twice" if twice == {"max", "div"} else f"mixed {sorted(twice)}")
+    elif check_id == "ps2.jvp_rules.closure":
+        found = {"below 1" if case["x"] < 1 else "above 1" for case in cases}
+    elif check_id in ("ps2.matmul.jvp", "ps2.matmul.nested"):
+        key = "primals" if check_id == "ps2.matmul.jvp" else "base"
+        for case in cases:
+            shapes = [np.shape(a) for a in case[key]]
+            assert min(s for shape in shapes for s in shape[-2:]) >= 2  # never 1 x 1 matrices
+            found.add("matrices" if len(shapes[0]) == 2 else "stacks")
+    elif check_id == "ps2.shape_rules.nested_vmap":
+        for case in cases:
+            assert any(2 in operands for _, *operands in case["program"]["steps"])  # z counts
+            members = [np.ndim(a) - sum(ax[i] is not None for ax in case["levels"])
+                       for i, a in enumerate(case["args"])]
+            ranks, front = list(members), False
+            for axes in case["levels"]:  # the innermost vmap's first
+                for i, ax in enumerate(axes):
+                    if ax is not None:
+                        front |= ax % (ranks[i] + 1) == 0
+                        ranks[i] += 1
+            if len(set(members)) == 1 and not front:
+                found.add("one rank, never in front")
+            elif 0 in members:
+                found.add("a scalar")
+    elif check_id in ("ps2.out_axes.in_axes", "ps2.out_axes.out_axes"):
+        for case in cases:
+            assert any(2 in operands for _, *operands in case["program"]["steps"])  # z counts
+            axes = case["in_axes"]
+            assert axes[0] is not None
+            found.add(("in", case["in_style"], axes[1] is None, axes[2] is None))
+            found |= {"negative in" for a in axes if a is not None and a < 0}
+            if check_id == "ps2.out_axes.out_axes":
+                out = case["out_axes"]
+                if case["out_style"] == "full" and out[2] is None and min(out[:2]) < 0:
+                    found.add("out in full, negative, None")
+                if case["out_style"] == "prefix" and min(a for a in out if a is not None) >= 0:
+                    found.add("out as prefixes, non-negative")
+    elif check_id == "ps2.out_axes.ints":
+        for case in cases:
+            assert any(1 in operands for _, *operands in case["program"]["steps"])  # y counts
+            i, o = case["in_axes"], case["out_axes"]
+            found.add("negative" if i < 0 and o < 0 else
+                      "non-negative, moved" if i > 0 and o > 0 else (i, o))
+    return found
+
+
+CLASSES = {
+    "ps2.jvp_rules.exp_log": {"scalars", "arrays"},
+    "ps2.jvp_rules.nested": {"distinct", "twice"},
+    "ps2.jvp_rules.closure": {"below 1", "above 1"},
+    "ps2.matmul.jvp": {"matrices", "stacks"},
+    "ps2.matmul.nested": {"matrices", "stacks"},
+    "ps2.shape_rules.nested_vmap": {"one rank, never in front", "a scalar"},
+    "ps2.out_axes.in_axes": {("in", "full", True, True), ("in", "prefix", False, False),
+                             "negative in"},
+    "ps2.out_axes.out_axes": {("in", "full", True, True), ("in", "full", False, False),
+                              "negative in",
+                              "out in full, negative, None", "out as prefixes, non-negative"},
+    "ps2.out_axes.ints": {"negative", "non-negative, moved"},
+}
+
+
+def test_every_converted_check_draws_all_its_classes_whatever_the_seed():
+    """The checks that became case matrices draw every input class they name on every grading:
+    ranks (scalars, arrays; matrices, stacks), a value taken twice (a tie, x / x), both sides of
+    the inner maximum, batch axes never in front and lower ranks, in_axes and out_axes in full
+    and as prefixes, negative and non-negative, unmapped arguments and outputs."""
+    by_id = {check.id: check for check in checks.CHECKS}
+    for check_id, classes in CLASSES.items():
+        for seed in range(100):
+            inputs = by_id[check_id].make_inputs(np.random.default_rng(seed))
+            assert _classes_of(check_id, inputs) == classes, (check_id, seed)
+
+
+def test_jacfwd_never_takes_the_jacobian_of_one_entry():
+    """ps2.matmul.jacfwd's x is at least 2 x 2: never a batch of one, where a batch axis can be
+    anywhere and a wrong matmul_batch passes."""
+    check = next(c for c in checks.CHECKS if c.id == "ps2.matmul.jacfwd")
+    for seed in range(100):
+        assert min(np.shape(check.make_inputs(np.random.default_rng(seed))["x"])) >= 2, seed
 
 
 def test_enough_mutants_on_every_task_and_enough_alternatives():

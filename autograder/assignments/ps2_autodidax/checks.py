@@ -14,6 +14,27 @@ Input classes run on every grading (one case each, drawn at random within its cl
   members that are matrices (rank 2: each axis None or 0 to 2, 15 pairs) and stacks of one axis
   (rank 3: None or 0 to 3, 24 pairs), not both None; each axis written non-negative or negative
   at random.
+- ps2.jvp_rules.exp_log: scalars (rank 0), and arrays of rank 1 to 4 (more than one element).
+- ps2.jvp_rules.nested: every binary step of the four primitives on two different values, and
+  maximum and div of one value twice (a tie, x / x).
+- ps2.jvp_rules.closure: the outer x below 1 and above 1 (the inner maximum(a * b, b) takes b,
+  then a * b).
+- ps2.matmul.jvp and .nested: plain matrices (rank 2) and stacks of them (rank 3 or 4), matrix
+  sizes 2 to 4 (1 x 1 matrices commute).
+- ps2.shape_rules.nested_vmap: members of one rank whose batch axes are never in front (every
+  inner vmap transposes under the outer ones), and operands of lower rank (a scalar) with batch
+  axes anywhere, summed over some axes.
+- ps2.out_axes.in_axes: in_axes in full (x at a negative axis, y in its list and z unmapped),
+  and as prefixes (an int standing for y's subtree, at a negative axis; x and z mapped, z after
+  the empty container).
+- ps2.out_axes.out_axes: out_axes in full (negative axes, None for sin(y) of an unmapped y) and
+  as prefixes (non-negative axes, one int for both outputs of "q").
+- ps2.out_axes.ints: negative in_axes and out_axes, and non-negative ones not in front.
+The others draw every class in each draw: ps2.matmul.jacfwd (a batched tangent times an unmapped
+constant on either side; x at least 2 x 2, never a batch of one), ps2.shape_rules.hessian (the
+inner jacfwd transposes under the outer vmap; the program has every op the course provides),
+ps2.out_axes.errors (all thirteen errors), and the cases of .div, .max and .shape_rules.transpose
+and .broadcast.
 """
 
 from __future__ import annotations
@@ -25,9 +46,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from autograder.worker import banned, judge
 from autograder.assignments.ps2_autodidax import programs
 from autograder.spec import Assignment, Check, Outcome, Task, Verdict
+from autograder.worker import banned, judge
 
 X64 = (("jax_enable_x64", True),)  # float64, as the NumPy-based core computes
 RTOL = 1e-7
@@ -115,14 +136,54 @@ def _elementwise(cover, extra_cases=None):
     (a wrong div_jvp failed ps2.jvp_rules.max whenever its draw added a div step: for some
     course secrets and not others)."""
     def make(rng):
-        n_args = int(rng.integers(1, 4))
-        inputs = programs.draw_elementwise(rng, n_args, cover,
-                                           ops=programs.PROVIDED + tuple(cover))
+        while True:  # no step negates a computed value (_cancelled says why)
+            n_args = int(rng.integers(1, 4))
+            inputs = programs.draw_elementwise(rng, n_args, cover,
+                                               ops=programs.PROVIDED + tuple(cover))
+            if not _cancelled(inputs["program"], n_args):
+                break
         if extra_cases:
             inputs["cases"] = extra_cases(rng)
         return inputs
 
     return make
+
+
+def _steps_using(rng, n_args: int, extra: int, index: int) -> list:
+    """Random steps over every op the course provides (then ``extra`` more) of which one takes
+    argument ``index``: the output of a program that never reads an argument does not depend on
+    how that argument is batched."""
+    while True:
+        steps = programs.draw_steps(rng, n_args, list(programs.PROVIDED), extra,
+                                    programs.PROVIDED)
+        if any(index in operands for _, *operands in steps):
+            return steps
+
+
+def _cancelled(program: dict, n_args: int) -> bool:
+    """Whether a step negates a computed value: the program's output adds up every value, so the
+    value and its negation cancel, and so does a wrong rule's tangent of it."""
+    return any(op == "neg" and i >= n_args for op, i, *_ in program["steps"])
+
+
+def _exp_log_cases(rng):
+    """Scalars (rank 0: a rule written with ``math.exp`` passes there) and arrays of rank 1 to 4
+    with more than one element (operands of lower rank, summed over some axes), one case each;
+    the other steps, as in ``_elementwise``, use only the ops whose rules the course provides."""
+    cover, ops = ("exp", "log"), programs.PROVIDED + ("exp", "log")
+    while True:
+        scalars = programs.draw_elementwise(rng, int(rng.integers(1, 4)), cover, rank=0,
+                                            ops=ops)
+        if not _cancelled(scalars["program"], len(scalars["primals"])):
+            break
+    while True:
+        arrays = programs.draw_elementwise(rng, int(rng.integers(1, 4)), cover,
+                                           rank=int(rng.integers(1, 5)), ops=ops)
+        if (np.size(arrays["primals"][0]) > 1
+                and not _cancelled(arrays["program"], len(arrays["primals"]))):
+            break
+    return {"cases": [dict(scalars, case="scalars (rank 0)"),
+                      dict(arrays, case="arrays of rank 1 to 4, summed over some axes")]}
 
 
 def _tiny_divisors(rng):
@@ -153,16 +214,41 @@ def _ties(rng):
     ]
 
 
+def _nested_one(rng, twice: bool):
+    """A scalar program with all four primitives. ``twice``: maximum and div take one value as
+    both operands (a tie, and x / x); else every binary step of the four takes two different
+    values. Third derivatives: divisors kept 0.25 from zero (programs.tame says why)."""
+    while True:
+        inputs = programs.draw_elementwise(rng, 1, NEW_JVP, rank=0,
+                                           extra=int(rng.integers(0, 3)), margin=0.25)
+        program = inputs["program"]
+        if _cancelled(program, 1):
+            continue
+        for step in program["steps"]:
+            if twice and step[0] in ("max", "div"):
+                step[2] = step[1]
+        if twice and not programs.tame(program, inputs["primals"], margin=0.25):
+            continue
+        if not twice and any(len(s) == 3 and s[1] == s[2] and s[0] in NEW_JVP
+                             for s in program["steps"]):
+            continue
+        return {"program": program, "x": float(inputs["primals"][0]), "order": 3}
+
+
 def _nested(rng):
-    # Third derivatives: divisors kept 0.25 from zero (programs.tame says why).
-    inputs = programs.draw_elementwise(rng, 1, NEW_JVP, rank=0, extra=int(rng.integers(0, 3)),
-                                       margin=0.25)
-    return {"program": inputs["program"], "x": float(inputs["primals"][0]), "order": 3}
+    return {"cases": [
+        dict(_nested_one(rng, False), case="every binary step on two different values"),
+        dict(_nested_one(rng, True), case="maximum and div of one value twice (a tie, x / x)"),
+    ]}
 
 
 def _closure(rng):
-    return {"x": float(rng.uniform(0.3, 1.2)), "y0": float(rng.uniform(0.3, 1.2)),
-            "c": float(rng.uniform(-1.0, 1.0))}
+    """x below 1 and above 1, one case each: the inner maximum(a * b, b) takes b, or a * b."""
+    return {"cases": [
+        {"x": float(x), "y0": float(rng.uniform(0.3, 1.2)), "c": float(rng.uniform(-1.0, 1.0)),
+         "case": name}
+        for x, name in ((rng.uniform(0.3, 0.95), "x below 1: the inner maximum takes b"),
+                        (rng.uniform(1.05, 1.3), "x above 1: the inner maximum takes a * b"))]}
 
 
 def _stack(rng):
@@ -173,8 +259,11 @@ def _dims(rng, n):
     return [int(s) for s in rng.integers(1, 5, size=n)]
 
 
-def _matmul_chain(rng):
-    b, (n, k, m, p) = _stack(rng), _dims(rng, 4)
+def _matmul_chain(rng, stack=None):
+    """A chain of three matmuls; ``stack``: the stack axes (drawn when None). Matrix sizes 2 to 4:
+    1 x 1 matrices commute, where dy @ x passes for x @ dy."""
+    b = _stack(rng) if stack is None else stack
+    n, k, m, p = (int(s) for s in rng.integers(2, 5, size=4))
     shapes = [b + [n, k], b + [k, m], b + [m, p]]
     unary = ("id", "sin", "cos", "neg")
     rank = len(b) + 2
@@ -185,10 +274,21 @@ def _matmul_chain(rng):
             "tangents": [rng.uniform(-1.0, 1.0, size=s) for s in shapes]}
 
 
-def _matmul_line(rng):
-    inputs = _matmul_chain(rng)
+def _matmul_line(rng, stack=None):
+    inputs = _matmul_chain(rng, stack)
     return {"program": inputs["program"], "base": inputs["primals"], "dirs": inputs["tangents"],
             "t": float(rng.uniform(-0.5, 0.5))}
+
+
+def _matmul_cases(draw):
+    """Plain matrices and stacks of them (one or two stack axes), one case each: a rule written
+    for 2-d operands only (transposes with (1, 0)) is right on matrices alone."""
+    def make(rng):
+        stack = [int(s) for s in rng.integers(1, 4, size=int(rng.integers(1, 3)))]
+        return {"cases": [dict(draw(rng, []), case="matrices (rank 2)"),
+                          dict(draw(rng, stack), case="stacks of matrices (rank 3 or 4)")]}
+
+    return make
 
 
 def _batched(rng, member_shape, axis, size):
@@ -234,7 +334,10 @@ def _matmul_pairs(rng):
 
 
 def _matmul_sizes(rng):
-    n, k, m, q = _dims(rng, 4)
+    # x has two rows and two columns or more: jacfwd's batch is never of size 1, where a batch
+    # axis can be anywhere.
+    n, k = (int(s) for s in rng.integers(2, 5, size=2))
+    m, q = _dims(rng, 2)
     while n * k == q * m:
         q += 1
     return {"x": rng.uniform(-1.0, 1.0, size=(n, k)), "w1": rng.uniform(-1.0, 1.0, size=(q, n)),
@@ -273,20 +376,29 @@ def _shape_cases(kind):
     return make
 
 
-def _nested_vmap(rng):
+def _nested_vmap_one(rng, lower: bool):
+    """Three nested vmaps of a random program of x, y, z. ``lower``: operands of lower rank (z a
+    scalar, y of x's rank or lower), batch axes anywhere (in front too), summed over some axes;
+    else members of one rank whose batch axes are never in front (written either way), so that
+    each inner vmap moves them with transpose under the outer ones."""
     n_args = 3
-    rank = int(rng.integers(0, 4))
-    shapes = programs.draw_shapes(rng, n_args, rank)
+    rank = int(rng.integers(1, 4))
+    if lower:
+        shapes = programs.draw_shapes(rng, n_args, rank)
+        shapes[2] = []
+    else:
+        full = [int(s) for s in rng.integers(1, 4, size=rank)]
+        shapes = [list(full) for _ in range(n_args)]
     # The first step multiplies x (mapped at every level) by y (unmapped inside, mapped outside):
     # the inner vmap broadcasts y, a tracer of the outer one, which calls broadcast_batch.
-    steps = [["mul", 0, 1]] + programs.draw_steps(rng, n_args + 1, list(programs.PROVIDED),
-                                                  int(rng.integers(0, 3)), programs.PROVIDED)
-    program = {"steps": steps, "sum": programs.draw_sum_axes(rng, rank)}
+    steps = [["mul", 0, 1]] + _steps_using(rng, n_args + 1, int(rng.integers(0, 3)), 2)
+    program = {"steps": steps, "sum": programs.draw_sum_axes(rng, rank) if lower else []}
     levels = []
     members = [list(s) for s in shapes]
     for level in range(3):
         size = int(rng.integers(2, 4))
-        axes = [_axis(rng, len(s), allow_none=False) for s in members]
+        axes = [_axis(rng, len(s), allow_none=False) if lower else _moved_axis(rng, len(s))
+                for s in members]
         axes[1] = None if level == 0 else axes[1]
         if rng.random() < 0.5:
             axes[2] = None
@@ -297,40 +409,52 @@ def _nested_vmap(rng):
     return {"program": program, "levels": levels, "args": args}
 
 
+def _nested_vmap(rng):
+    return {"cases": [
+        dict(_nested_vmap_one(rng, False),
+             case="members of one rank, batch axes never in front (negative too)"),
+        dict(_nested_vmap_one(rng, True),
+             case="operands of lower rank (a scalar), batch axes anywhere, summed over axes"),
+    ]}
+
+
 def _hessian(rng):
     program = {"steps": programs.draw_steps(rng, 1, list(programs.PROVIDED), 1,
                                             programs.PROVIDED), "sum": []}
     return {"program": program, "x": rng.uniform(-1.0, 1.0, size=int(rng.integers(2, 4)))}
 
 
-def _tree_inputs(rng):
+def _tree_inputs(rng, signs):
+    """A random program of the pytree arguments. ``signs``: how x's, y's and z's in-axes are
+    written: "-" (a negative axis), "+" (a non-negative one) or None (unmapped)."""
     rank = int(rng.integers(1, 4))
     shapes = programs.draw_shapes(rng, 3, rank)
-    program = {"steps": programs.draw_steps(rng, 3, list(programs.PROVIDED),
-                                            int(rng.integers(0, 3)), programs.PROVIDED),
+    program = {"steps": _steps_using(rng, 3, int(rng.integers(0, 3)), 2),  # z counts
                "sum": programs.draw_sum_axes(rng, rank) if rng.random() < 0.5 else []}
     size = int(rng.integers(2, 5))
-    axes = [_axis(rng, len(s)) for s in shapes]
-    axes[0] = _axis(rng, len(shapes[0]), allow_none=False)
+    axes = []
+    for shape, sign in zip(shapes, signs):
+        position = int(rng.integers(len(shape) + 1))
+        axes.append(None if sign is None else
+                    position - (len(shape) + 1) if sign == "-" else position)
     args = [_batched(rng, s, a, size) for s, a in zip(shapes, axes)]
     return {"program": program, "args": args, "in_axes": axes,
-            "in_style": ["full", "prefix"][int(rng.integers(2))],
             "const": rng.uniform(-1.0, 1.0, size=shapes[0])}
 
 
-def _out_axes_of(rng, inputs, out_rank_p, vary=True):
-    x_rank = np.ndim(inputs["args"][0]) - 1
-    y_rank = np.ndim(inputs["args"][1]) - (inputs["in_axes"][1] is not None)
-    if not vary:
-        return [0, 0, 0, 0]
-    return [_axis(rng, out_rank_p, allow_none=False), _axis(rng, x_rank, allow_none=False),
-            _axis(rng, y_rank, allow_none=False), [None, 0, -1][int(rng.integers(3))]]
+# The in_axes of the two cases of ps2.out_axes.in_axes and .out_axes. The first: x at a negative
+# axis, y (in a list) and z (an argument) unmapped. The second: y mapped (where an int stands for
+# the subtree [y, ()] when the axes are prefixes) at a negative axis, x and z at non-negative
+# ones: z, after the empty container "e", takes its own axis only where None stands for no leaf.
+IN_SIGNS = (("-", None, None), ("+", "-", "+"))
 
 
-def _moved_axis(rng, member_rank):
-    """An output axis other than the front one (member_rank >= 1), written either way."""
+def _moved_axis(rng, member_rank, sign=None):
+    """An output axis other than the front one (member_rank >= 1), written either way (``sign``
+    "-" or "+": that way)."""
     axis = int(rng.integers(1, member_rank + 1))
-    return axis - (member_rank + 1) if rng.random() < 0.5 else axis
+    negative = rng.random() < 0.5 if sign is None else sign == "-"
+    return axis - (member_rank + 1) if negative else axis
 
 
 def _p_rank(inputs):
@@ -339,50 +463,74 @@ def _p_rank(inputs):
 
 
 def _in_axes_only(rng):
-    inputs = _tree_inputs(rng)
-    inputs.update(out_axes=[0, 0, 0, None], out_style="full")
+    cases = []
+    for style, signs in zip(("full", "prefix"), IN_SIGNS):
+        inputs = _tree_inputs(rng, signs)
+        inputs.update(in_style=style, out_axes=[0, 0, 0, None], out_style="full",
+                      case="in_axes in full: a negative axis, y and z unmapped" if style == "full"
+                      else "in_axes as prefixes: an int for a subtree, z mapped after {}")
+        cases.append(inputs)
+    return {"cases": cases}
+
+
+def _out_axes_one(rng, style):
+    """out_axes in full (negative axes, None for sin(y) of an unmapped y) or as prefixes
+    (non-negative axes, one for both outputs of "q")."""
+    sign = "-" if style == "full" else "+"
+    inputs = _tree_inputs(rng, IN_SIGNS[style != "full"])
+    inputs["in_style"] = "full"  # prefixes of in_axes: ps2.out_axes.in_axes's
+    p_rank = _p_rank(inputs)
+    # x's double is mapped and has rank 1 or more: its axis is never the front one, so a vmap
+    # that ignores out_axes cannot pass by chance.
+    x_rank = np.ndim(inputs["args"][0]) - 1
+    p_axis = int(rng.integers(p_rank + 1))
+    p_axis = p_axis - (p_rank + 1) if sign == "-" else p_axis
+    # The constant output is never mapped: an int out_axes must broadcast it to the batch
+    # (ps2.out_axes.in_axes keeps it as it is, with None).
+    out_axes = [p_axis, _moved_axis(rng, x_rank, sign), None, -1 if sign == "-" else 0]
+    if style == "prefix":  # one axis for both outputs of "q": valid for both
+        lowest = min(x_rank, np.ndim(inputs["args"][1]) - (inputs["in_axes"][1] is not None))
+        out_axes[1] = out_axes[2] = _moved_axis(rng, lowest, sign) if lowest else 0
+        if not lowest:  # the constant output (rank 1 or more) then takes a moved axis
+            out_axes[3] = _moved_axis(rng, np.ndim(inputs["const"]), sign)
+    inputs.update(out_axes=out_axes, out_style=style)
     return inputs
 
 
 def _out_axes(rng):
-    inputs = _tree_inputs(rng)
-    inputs["out_axes"] = _out_axes_of(rng, inputs, _p_rank(inputs))
-    # x's double is mapped and has rank 1 or more: its axis is never the front one, so a vmap
-    # that ignores out_axes cannot pass by chance.
-    x_rank = np.ndim(inputs["args"][0]) - 1
-    inputs["out_axes"][1] = _moved_axis(rng, x_rank)
-    if inputs["in_axes"][1] is None and rng.random() < 0.5:
-        inputs["out_axes"][2] = None  # sin(y) of an unmapped y: None keeps it as it is
-    # The constant output is never mapped: an int out_axes must broadcast it to the batch
-    # (ps2.out_axes.in_axes keeps it as it is, with None).
-    inputs["out_axes"][3] = [0, -1][int(rng.integers(2))]
-    inputs["out_style"] = ["full", "prefix"][int(rng.integers(2))]
-    if inputs["out_style"] == "prefix":  # one axis for both outputs of "q": valid for both
-        lowest = min(np.ndim(inputs["args"][0]) - 1,
-                     np.ndim(inputs["args"][1]) - (inputs["in_axes"][1] is not None))
-        inputs["out_axes"][1] = inputs["out_axes"][2] = (
-            _moved_axis(rng, lowest) if lowest else 0)
-        if not lowest:  # the constant output (rank 1 or more) then takes a moved axis
-            inputs["out_axes"][3] = -1
-    return inputs
+    return {"cases": [
+        dict(_out_axes_one(rng, "full"),
+             case="out_axes in full: negative axes, None for an unmapped output"),
+        dict(_out_axes_one(rng, "prefix"),
+             case="out_axes as prefixes: non-negative axes, one int for a subtree"),
+    ]}
 
 
-def _out_axes_ints(rng):
+def _out_axes_ints_one(rng, sign):
     rank = int(rng.integers(1, 4))
     shapes = programs.draw_shapes(rng, 2, rank)
     shapes[1] = list(shapes[0])
-    program = {"steps": programs.draw_steps(rng, 2, list(programs.PROVIDED), 1,
-                                            programs.PROVIDED),
-               "sum": programs.draw_sum_axes(rng, rank) if rng.random() < 0.5 else []}
-    in_axis = _axis(rng, rank, allow_none=False)
+    # Summed over some axes, never all of them: the output keeps an axis to move.
+    program = {"steps": _steps_using(rng, 2, 1, 1),  # y counts
+               "sum": (programs.draw_sum_axes(rng, rank)[:rank - 1]
+                       if rng.random() < 0.5 else [])}
+    in_axis = (int(rng.integers(rank + 1)) - (rank + 1) if sign == "-"
+               else int(rng.integers(1, rank + 1)))
     out_rank = rank - len(program["sum"])
     size = int(rng.integers(2, 5))
     # Also the defaults (in_axes=0, out_axes=0, the task's signature), every time: every other
     # check passes both, so a wrong default would go unseen.
     return {"program": program, "in_axes": in_axis,
-            "out_axes": _moved_axis(rng, out_rank) if out_rank else 0,
+            "out_axes": _moved_axis(rng, out_rank, sign),
             "args": [_batched(rng, s, in_axis, size) for s in shapes],
             "default_args": [_batched(rng, s, 0, size) for s in shapes]}
+
+
+def _out_axes_ints(rng):
+    return {"cases": [
+        dict(_out_axes_ints_one(rng, "-"), case="negative in_axes and out_axes"),
+        dict(_out_axes_ints_one(rng, "+"), case="non-negative in_axes and out_axes, not in front"),
+    ]}
 
 
 def _error_inputs(rng):
@@ -572,8 +720,8 @@ JVP_NAMES = ("exp_jvp", "log_jvp", "div_jvp", "max_jvp")
 CHECKS = (
     _check("ps2.jvp_rules.exp_log", "ps2.jvp_rules", "test_jvp_rules", 3,
            "jvp of random programs with exp and log, at ranks 0 to 4, summed over some axes",
-           "probe_jvp_composite", _elementwise(("exp", "log")), expect_jvp_composite,
-           called("exp_jvp", "log_jvp"),
+           "probe_jvp_cases", _exp_log_cases, judge.expect_each(expect_jvp_composite),
+           judge.judge_each(called("exp_jvp", "log_jvp")),
            blame="exp_jvp or log_jvp returns a wrong tangent: d exp(x) = exp(x) dx and "
                  "d log(x) = dx / x."),
     _check("ps2.jvp_rules.div", "ps2.jvp_rules", "test_jvp_rules", 3,
@@ -590,21 +738,25 @@ CHECKS = (
                  "average of both tangents (as in JAX)."),
     _check("ps2.jvp_rules.nested", "ps2.jvp_rules", "test_jvp_rules", 4,
            "derivatives of order 1 to 3 of random scalar programs using all four primitives",
-           "probe_jvp_nested", _nested, expect_nested, called(*JVP_NAMES),
+           "probe_jvp_nested", _nested, judge.expect_each(expect_nested),
+           judge.judge_each(called(*JVP_NAMES)),
            blame="Higher derivatives differentiate your rules themselves: compute tangents with "
                  "the primitive wrappers (exp, log, div, maximum, ...), never with NumPy."),
     _check("ps2.jvp_rules.closure", "ps2.jvp_rules", "test_jvp_rules", 3,
            "nested derivatives whose inner function closes over the outer variable or a constant",
-           "probe_jvp_closure", _closure, expect_closure, called(*JVP_NAMES),
+           "probe_jvp_closure", _closure, judge.expect_each(expect_closure),
+           judge.judge_each(called(*JVP_NAMES)),
            blame="A rule receives operands of different interpreters (an outer tracer, a "
                  "constant): use the wrappers on both operands, and zero tangents where needed."),
     _check("ps2.matmul.jvp", "ps2.matmul", "test_matmul", 3,
            "jvp of chains of matmul with stacks of matrices, summed over some axes",
-           "probe_matmul_jvp", _matmul_chain, expect_matmul_jvp, called("matmul_jvp"),
+           "probe_matmul_jvp", _matmul_cases(_matmul_chain), judge.expect_each(expect_matmul_jvp),
+           judge.judge_each(called("matmul_jvp")),
            blame="matmul_jvp: the product rule, dx @ y + x @ dy, in this order of operands."),
     _check("ps2.matmul.nested", "ps2.matmul", "test_matmul", 3,
            "derivatives of order 1 and 2 along a line through a chain of matmul",
-           "probe_matmul_nested", _matmul_line, expect_matmul_nested, called("matmul_jvp"),
+           "probe_matmul_nested", _matmul_cases(_matmul_line),
+           judge.expect_each(expect_matmul_nested), judge.judge_each(called("matmul_jvp")),
            blame="matmul_jvp must compute with the matmul wrapper, so that its own derivative "
                  "can be taken."),
     _check("ps2.matmul.vmap", "ps2.matmul", "test_matmul", 4,
@@ -640,8 +792,8 @@ CHECKS = (
                  "batched output needs the batch size in its shape and the axes shifted."),
     _check("ps2.shape_rules.nested_vmap", "ps2.shape_rules", "test_shape_rules", 5,
            "three nested vmaps of random programs, with negative and None in_axes",
-           "probe_shape_nested", _nested_vmap, expect_nested_vmap,
-           called("broadcast_batch"),
+           "probe_shape_nested", _nested_vmap, judge.expect_each(expect_nested_vmap),
+           judge.judge_each(called("broadcast_batch")),
            blame="An inner vmap moves and broadcasts batch axes with transpose and broadcast, "
                  "which the outer vmap batches with your rules."),
     _check("ps2.shape_rules.hessian", "ps2.shape_rules", "test_shape_rules", 3,
@@ -650,18 +802,20 @@ CHECKS = (
            blame="The inner jacfwd transposes its result under the outer vmap."),
     _check("ps2.out_axes.in_axes", "ps2.out_axes", "test_out_axes", 3,
            "vmap_axes with in_axes as full trees or prefixes (negative, None, empty containers)",
-           "probe_out_axes", _in_axes_only, expect_out_axes, structured,
+           "probe_out_axes", _in_axes_only, judge.expect_each(expect_out_axes),
+           judge.judge_each(structured),
            blame="Broadcast each in_axes entry over its argument's subtree (an int or None "
                  "applies to every leaf below it) and normalise negative axes."),
     _check("ps2.out_axes.out_axes", "ps2.out_axes", "test_out_axes", 4,
            "vmap_axes with out_axes per output (negative, None for unmapped outputs, prefixes)",
-           "probe_out_axes", _out_axes, expect_out_axes, structured,
+           "probe_out_axes", _out_axes, judge.expect_each(expect_out_axes),
+           judge.judge_each(structured),
            blame="Move each output's batch axis to its out_axes entry (negative counts from the "
                  "end of the batched output); None keeps an unmapped output as it is."),
     _check("ps2.out_axes.ints", "ps2.out_axes", "test_out_axes", 2,
            "vmap_axes with a single int for in_axes and for out_axes, and with the defaults",
-           "probe_out_axes_ints", _out_axes_ints, expect_out_axes_ints,
-           lambda e, o: _scaled_close(e, o),
+           "probe_out_axes_ints", _out_axes_ints, judge.expect_each(expect_out_axes_ints),
+           judge.judge_each(_scaled_close),
            blame="A single int (or None) stands for every argument, or every output."),
     _check("ps2.out_axes.errors", "ps2.out_axes", "test_out_axes", 3,
            "vmap_axes raises ValueError where jax.vmap does", "probe_out_axes_errors",

@@ -161,6 +161,13 @@ def probe_jvp_composite(ns, inputs):
     return result(calls, out)
 
 
+@each_case
+def probe_jvp_cases(ns, inputs):
+    """probe_jvp_composite on every case of a case matrix (ps2.jvp_rules.exp_log)."""
+    return probe_jvp_composite(ns, inputs)
+
+
+@each_case
 def probe_jvp_nested(ns, inputs):
     calls = Calls(ns, JVP_RULES)
     f = programs.build(inputs["program"], programs.ours())
@@ -168,6 +175,7 @@ def probe_jvp_nested(ns, inputs):
     return result(calls, values)
 
 
+@each_case
 def probe_jvp_closure(ns, inputs):
     calls = Calls(ns, JVP_RULES)
     trace_type = jvp_trace(calls.jvp_table())
@@ -187,6 +195,7 @@ def _matmul_calls(ns):
     return calls, batch
 
 
+@each_case
 def probe_matmul_jvp(ns, inputs):
     calls = Calls(ns, {"matmul_jvp": extra.matmul_p})
     f = programs.matmul_chain(inputs["program"], programs.ours())
@@ -194,6 +203,7 @@ def probe_matmul_jvp(ns, inputs):
     return result(calls, [_f64(primal), _f64(tangent)])
 
 
+@each_case
 def probe_matmul_nested(ns, inputs):
     calls = Calls(ns, {"matmul_jvp": extra.matmul_p})
     g = programs.matmul_line(inputs, programs.ours())
@@ -245,6 +255,7 @@ def probe_shape_cases(ns, inputs):
     return result(calls, out)
 
 
+@each_case
 def probe_shape_nested(ns, inputs):
     calls = Calls(ns, SHAPE_RULES)
     f = programs.build(inputs["program"], programs.ours())
@@ -262,6 +273,7 @@ def probe_shape_hessian(ns, inputs):
 
 
 # --- ps2.out_axes ------------------------------------------------------------------------------
+@each_case
 def probe_out_axes(ns, inputs):
     vmap_axes = own(ns, "vmap_axes")
     f = programs.tree_function(inputs["program"], programs.ours(), inputs["const"])
@@ -272,6 +284,7 @@ def probe_out_axes(ns, inputs):
     return {"structure": programs.describe(out), "values": programs.encode(out)}
 
 
+@each_case
 def probe_out_axes_ints(ns, inputs):
     vmap_axes = own(ns, "vmap_axes")
     f = programs.build(inputs["program"], programs.ours())

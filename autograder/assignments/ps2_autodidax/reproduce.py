@@ -89,12 +89,16 @@ TASK_MIX = "maximum(x, x) + exp(x) * log(y * y + 1.0) + div(maximum(sin(x), y), 
 
 def _exp_log(rng):
     return Case(
-        "jvp through exp and log, operands of ranks 2 and 1, summed over axis -2",
+        "jvp through exp and log, operands of ranks 2 and 1 summed over axis -2, and scalars",
         ALL_JVP, {"x": _draw(rng, (2, 3)), "y": _draw(rng, (3,), 0.2, 1.5),
-                  "dx": _draw(rng, (2, 3)), "dy": _draw(rng, (3,))},
+                  "dx": _draw(rng, (2, 3)), "dy": _draw(rng, (3,)),
+                  "s": float(_draw(rng, ())), "t": float(_draw(rng, (), 0.2, 1.5)),
+                  "ds": 0.5, "dt": -0.25},
         f"f = lambda x, y: (reduce_sum(exp(x) * log(y) + exp(neg(y)), (-2,)),\n"
+        f"                  {TASK_MIX})\n"
+        f"g = lambda x, y: (exp(x) * log(y) + exp(neg(y)),  # for scalars\n"
         f"                  {TASK_MIX})",
-        "jvp(f, (x, y), (dx, dy))")
+        "[jvp(f, (x, y), (dx, dy)), jvp(g, (s, t), (ds, dt))]")
 
 
 def _div(rng):
@@ -128,14 +132,17 @@ def _nested(rng):
         "derivatives of order 1, 2 and 3 of a scalar function of all four primitives",
         ALL_JVP, {"x": float(np.round(rng.uniform(0.9, 1.3), 2))},
         "f = lambda x: (div(exp(sin(x)), log(x * x + 2.0)) + maximum(x * x, cos(x))\n"
-        "               + maximum(sin(x), sin(x)))  # the last one: a tie",
+        "               + maximum(sin(x), sin(x)) + div(cos(x) + 2.0, cos(x) + 2.0))"
+        "  # a tie, x / x",
         "[deriv(f)(x), deriv(deriv(f))(x), deriv(deriv(deriv(f)))(x)]")
 
 
 def _closure(rng):
     return Case(
-        "derivatives of functions whose inner derivative closes over the outer a, or over c",
-        ALL_JVP, {"a": float(np.round(rng.uniform(0.7, 1.1), 2)), "c": 0.4},
+        "derivatives of functions whose inner derivative closes over the outer a or over c, "
+        "at a < 1 and a > 1",
+        ALL_JVP, {"a0": float(np.round(rng.uniform(0.7, 0.95), 2)),
+                  "a1": float(np.round(rng.uniform(1.05, 1.25), 2)), "c": 0.4},
         """\
 gs = [
     lambda a: a * deriv(lambda b: exp(a * b))(0.6),
@@ -144,7 +151,7 @@ gs = [
     lambda a: log(a * a + deriv(lambda b: maximum(a * b, b))(0.6)),
     lambda a: a * deriv(lambda b: maximum(a, b))(a),  # a tie, at an outer tracer
     lambda a: deriv(lambda b: log(b) * div(b, exp(a)))(a),
-]""", "[deriv(g)(a) for g in gs]")
+]""", "[[deriv(g)(a) for g in gs] for a in (a0, a1)]")
 
 
 # --- ps2.matmul ------------------------------------------------------------------------------
