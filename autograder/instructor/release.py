@@ -106,8 +106,9 @@ def generate(name: str, *, root: Path, workdir: Path, db_url: str | None = None)
             f"{name} was not released: the gradebook {db_url} holds submissions of {name} graded "
             "against its earlier cells, and the source adds or removes nbgrader cells (graded, "
             "solution or task cells). nbgrader refuses that, since those grades belong to the "
-            "old cells. Keep those cells as they were, or move the gradebook aside (it holds "
-            "the grades so far), then release and regrade into a new one.")
+            "old cells. Keep those cells as they were, or remove this assignment's grades "
+            "alone (the other assignments keep theirs): `nbgrader db assignment remove "
+            f"{name} --force --db {db_url}`, then release it and regrade its class.")
     if done.returncode != 0 or not released.is_file():
         raise RuntimeError(f"nbgrader generate_assignment failed for {name}:\n{done.stderr}")
     return released

@@ -63,7 +63,24 @@ def test_a_release_that_would_orphan_graded_submissions_says_why(course):
     _source(course, tests=1)  # one graded cell fewer
     with pytest.raises(ReleaseError, match="holds submissions of tiny graded against") as err:
         release("tiny", root=course, db_url=db)
-    assert "Traceback" not in str(err.value) and "move the gradebook aside" in str(err.value)
+    assert "Traceback" not in str(err.value)
+    # The remedy it names removes this assignment's grades alone: another assignment's stay.
+    remedy = str(err.value).split("`")[1]
+    assert remedy == f"nbgrader db assignment remove tiny --force --db {db}"
+    with Gradebook(db) as gb:
+        gb.add_assignment("other")
+        gb.add_submission("other", "s1")
+    bin_dir = Path(sys.executable).parent  # nbgrader runs alembic from PATH
+    subprocess.run([sys.executable, "-m", *remedy.split()], check=True, capture_output=True,
+                   cwd=course, env=dict(os.environ, PATH=f"{bin_dir}{os.pathsep}"
+                                        f"{os.environ['PATH']}"), timeout=300)
+    release("tiny", root=course, db_url=db)  # allowed now
+    with Gradebook(db) as gb:
+        assert [s.student.id for s in gb.assignment_submissions("other")] == ["s1"]
+        assert gb.assignment_submissions("tiny") == []
+    with Gradebook(db) as gb:
+        gb.add_submission("tiny", "s1")
+    _source(course, tests=2)  # changed again, graded again: the command-line refusal below
 
     env = dict(os.environ, PYTHONPATH=str(REPO))
     done = subprocess.run([sys.executable, "-m", "autograder", "release", "--root", str(course)],
