@@ -277,15 +277,20 @@ def _refuses(check_id: str) -> str:
     return REFUSES.substitute(x=literal(_draw(public_rng(check_id), (3, 4))))
 
 
-FFI_CASES = {  # (x's shape, x's dtype, w's dtype, t)
-    "ps5.ffi_call.float32": [((2, 5), "float32", "float32", 0.8), ((3,), "float32", "float32", 2.0)],
-    "ps5.ffi_call.float64": [((2, 3, 5), "float64", "float64", 0.8)],
+# (x's shape, x's dtype, w's dtype, t): every class the check runs (checks.FFI_MATRICES).
+FFI_CASES = {
+    "ps5.ffi_call.float32": [((3,), "float32", "float32", 2.0), ((2, 5), "float32", "float32", 0.8),
+                             ((2, 1, 3), "float32", "float32", 1.3)],
+    "ps5.ffi_call.float64": [((4,), "float64", "float64", 1.1), ((3, 2), "float64", "float64", 0.6),
+                             ((2, 3, 5), "float64", "float64", 0.8)],
     "ps5.ffi_call.narrow": [((2, 5), "bfloat16", "bfloat16", 1.5),
                             ((3, 3), "float16", "float16", 0.7)],
     "ps5.ffi_call.w_wider": [((2, 5), "float32", "float64", 0.8), ((3, 3), "bfloat16", "float32", 1.2),
-                             ((2, 4), "float16", "float64", 0.5)],
+                             ((2, 4), "float16", "float64", 0.5), ((3,), "float16", "float32", 0.9),
+                             ((2, 2), "bfloat16", "float64", 1.7)],
     "ps5.ffi_call.x_wider": [((2, 5), "float64", "float32", 0.8), ((3, 3), "float32", "bfloat16", 1.2),
-                             ((2, 4), "float64", "float16", 0.5)],
+                             ((2, 4), "float64", "float16", 0.5), ((3,), "float32", "float16", 0.9),
+                             ((2, 2), "float64", "bfloat16", 1.7)],
 }
 
 
@@ -314,8 +319,12 @@ VMAP_CASES = {  # (x's unbatched shape, [(x_axis, w_axis, size), ...] from the o
     "ps5.vmap.x": [((3, 4), [(0, None, 2)]), ((5,), [(-1, None, 3)]),
                    ((2, 3), [(1, None, 4)])],
     "ps5.vmap.w": [((3, 4), [(None, 0, 2)]), ((5,), [(0, 0, 3)]), ((2, 3), [(-1, -1, 2)])],
-    "ps5.vmap.nested": [((2, 3), [(0, None, 2), (1, 0, 3)]), ((3,), [(None, 0, 2), (0, -1, 3)]),
-                        ((2, 3), [(-1, None, 2), (0, None, 2)])],
+    # Each of the nine (outer, inner) mixes of x, w or both batched, as the check runs them.
+    "ps5.vmap.nested": [((3,), [(-1, None, 2), (0, None, 2)]), ((3,), [(1, None, 2), (None, 0, 2)]),
+                        ((3,), [(0, None, 2), (1, 0, 2)]), ((3,), [(None, 0, 2), (0, None, 2)]),
+                        ((3,), [(None, 1, 2), (None, 0, 2)]), ((3,), [(None, 0, 2), (0, -1, 2)]),
+                        ((3,), [(2, 0, 2), (0, None, 2)]), ((3,), [(0, -1, 2), (None, 0, 2)]),
+                        ((3,), [(1, 0, 2), (-1, 1, 2)])],
 }
 
 
