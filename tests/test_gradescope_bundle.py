@@ -68,8 +68,9 @@ def test_the_bundle_carries_what_grading_one_assignment_needs_and_no_solution(as
     # Everything grading imports is there (the engine, this assignment's grading modules, the
     # course package's modules they use), and so are the release notebook and the pins.
     assert needed <= modules, sorted(needed - modules)
+    # setup.sh reads the pins of both toolchains and pyproject.toml (tests/test_gradescope_setup.py).
     assert {f"assignments/{assignment}/{assignment}.ipynb", "requirements.txt",
-            "constraints.txt", "pyproject.toml"} <= carried
+            "constraints.txt", "constraints-py312.txt", "pyproject.toml"} <= carried
     # Of the assignments' folders, exactly what grading this one imports: no wrong solution
     # (mutants.py), no correct alternative (ps2's alternatives.py, ps1's CORRECT in mutants.py),
     # no contract value built from them (assignment.py), no other assignment.

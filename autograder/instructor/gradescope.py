@@ -7,11 +7,21 @@ the image, then ``run_autograder`` for each submission, which must leave
 bundle, so a re-run gives the same grade) and converts its results with
 ``autograder.instructor.exports.write_gradescope``.
 
+``setup.sh`` picks the toolchain as the Makefile does: the legacy one (Python 3.11,
+``requirements.txt`` with ``constraints.txt``: JAX 0.10.2) where the image has a ``python3.11``,
+else the current one (Python 3.12, ``requirements.txt`` without its jax and jaxlib pins, with
+``constraints-py312.txt``) from a ``python3.12``, or a ``python3`` of 3.12 or later as on Ubuntu
+24.04. Only an image with neither gets one from apt-get (python3.12, else python3.11), and only a
+Python without ``ensurepip`` (Debian's split) gets its ``-venv`` package. It installs the course
+into ``source/.venv``, which ``run_autograder`` runs. tests/test_gradescope_setup.py runs it as
+Gradescope does.
+
 The bundle carries what grading that one assignment needs (``bundle_files``): the engine, that
 assignment's checks, probes and reproducers (and the modules of its folder they import), the
-course's package its checks import, its release notebook, the pins and the secret; never the
-solutions, the other assignments, or what only the tests and the demo use: the wrong solutions
-and correct alternatives (``mutants.py``, ``alternatives.py``), the contract value built from them
+course's package its checks import, its release notebook, what ``setup.sh`` reads (both
+toolchains' pins, ``pyproject.toml``) and the secret; never the solutions, the other
+assignments, or what only the tests and the demo use: the wrong solutions and correct
+alternatives (``mutants.py``, ``alternatives.py``), the contract value built from them
 (``assignment.py``) and the demo's modules. It is the instructor's upload, not something students
 see. The submitted notebook is chosen as the local grader chooses
 (``stage_submission``): Jupyter's ``.ipynb_checkpoints`` and other hidden folders never count.
@@ -27,14 +37,54 @@ from pathlib import Path
 from autograder.course import check_assignment, course_secret
 
 SETUP_SH = """#!/usr/bin/env bash
-# Gradescope runs this once, as root, when it builds the autograder image.
+# Gradescope runs this once, as root, in /autograder/source, when it builds the autograder image.
+# AUTOGRADER_ROOT exists for local tests (tests/test_gradescope_setup.py). The toolchain is the
+# Makefile's choice: legacy (Python 3.11, JAX 0.10.2, constraints.txt) where a python3.11 runs,
+# current (Python 3.12, today's JAX, constraints-py312.txt) from a python3.12 or a python3 of 3.12
+# or later otherwise (Ubuntu 24.04). apt-get runs only where the image has neither, or where the
+# Python lacks ensurepip (Debian's python3.X-venv).
 set -euo pipefail
-cd /autograder/source
-apt-get update
-apt-get install -y python3.11 python3.11-venv
-python3.11 -m venv .venv
-.venv/bin/python -m pip install --quiet -r requirements.txt -c constraints.txt
-.venv/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
+root="${AUTOGRADER_ROOT:-/autograder}"
+cd "$root/source"
+version() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null; }
+# The first that runs: a pyenv shim of a version not chosen is on the PATH but runs nothing.
+pick() {
+  if [ "$(version python3.11)" = 3.11 ]; then python=python3.11
+  elif [ "$(version python3.12)" = 3.12 ]; then python=python3.12
+  elif [[ "$(version python3)" =~ ^3\\.(1[2-9]|[2-9][0-9])$ ]]; then python=python3
+  else return 1
+  fi
+}
+if ! pick; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update
+  apt-get install -y python3.12 python3.12-venv || apt-get install -y python3.11 python3.11-venv \\
+    || true
+  if ! pick; then
+    echo "setup.sh: found no Python 3.11 or 3.12 (python3.11, python3.12 or a python3 that is" \\
+      "3.12 or later) on the PATH, and apt-get installed neither; the course needs one." >&2
+    exit 1
+  fi
+fi
+v="$(version "$python")"
+if ! "$python" -c 'import ensurepip' 2>/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update
+  apt-get install -y "python$v-venv"
+fi
+"$python" -m venv .venv
+if [ "$v" = 3.11 ]; then
+  requirements=requirements.txt constraints=constraints.txt
+else
+  # requirements.txt pins the legacy JAX: the current toolchain's constraints decide jax, jaxlib.
+  requirements=.venv/requirements-current.txt constraints=constraints-py312.txt
+  sed -E 's/^(jax|jaxlib)==.*/\\1/' requirements.txt > "$requirements"
+fi
+echo "setup.sh: Python $v ($(command -v "$python")), $constraints" >&2
+.venv/bin/python -m pip install --disable-pip-version-check --quiet \\
+  -r "$requirements" -c "$constraints"
+.venv/bin/python -m pip install --disable-pip-version-check --quiet \\
+  --no-deps --no-build-isolation -e .
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
@@ -61,8 +111,10 @@ stage_submission(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3])' \
 """
 
 # What grading needs besides the assignment's own folder: the engine, the course's package
-# (checks and probes import it), the pins. Not the modules that build demo classes.
-_CARRIED = ("autograder", "jaxcourse", "pyproject.toml", "requirements.txt", "constraints.txt")
+# (checks and probes import it), the pins of both toolchains and pyproject.toml (setup.sh reads
+# them). Not the modules that build demo classes.
+_CARRIED = ("autograder", "jaxcourse", "pyproject.toml", "requirements.txt", "constraints.txt",
+            "constraints-py312.txt")
 _LEFT_OUT = ("autograder/instructor/classroom.py", "autograder/instructor/demo.py",
              "autograder/assignments/edits.py")
 # In an assignment's folder, what only the tests and the demo import (autograder/README.md): wrong
