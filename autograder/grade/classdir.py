@@ -9,6 +9,7 @@ from pathlib import Path
 from autograder.grade import record
 from autograder.grade.record import read_grades
 from autograder.limits import UsageError
+from autograder.results import ClassResult, GradeRow
 from autograder.spec import Assignment
 
 
@@ -60,8 +61,8 @@ def pick(jobs: list[tuple], students: list[str], submitted: Path) -> list[tuple]
     return [job for job in jobs if job[0] in picked]
 
 
-def merge(out: Path, spec: Assignment, all_jobs: list[tuple], rows: list[dict],
-          results: list[dict]) -> tuple[list[dict], list[dict]]:
+def merge(out: Path, spec: Assignment, all_jobs: list[tuple], rows: list[GradeRow],
+          results: list[ClassResult]) -> tuple[list[GradeRow], list[ClassResult]]:
     """The whole class's rows and results: the regraded ones, and every other student's read
     back from OUT, in the order a full run writes them (then students no longer in SUBMITTED)."""
     fresh = {row["student_id"] for row in rows}

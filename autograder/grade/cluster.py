@@ -35,6 +35,7 @@ from pathlib import Path
 
 from autograder.grade import record
 from autograder.limits import UsageError
+from autograder.results import StudentResult, StudentStatus
 from autograder.worker import runner, submission
 from autograder.worker.normalise import NotebookError
 
@@ -50,7 +51,7 @@ def _daemonic() -> bool:
 
 
 def _grade_task(run_key: str, config: runner.Config, student_id: str, notebook_name: str,
-                data: bytes | None, problem: str, only: frozenset[str] | None) -> dict:
+                data: bytes | None, problem: str, only: frozenset[str] | None) -> StudentResult:
     """Runs on a Dask worker: one student's notebook (or a subset of its checks)."""
     from distributed import get_worker
 
@@ -81,7 +82,7 @@ def _for_this_machine(config: runner.Config) -> runner.Config:
 
 
 def run_on_dask(config: runner.Config, jobs: list, address: str, *, gpu_checks: frozenset[str],
-                all_checks: frozenset[str], progress: bool) -> dict[str, dict]:
+                all_checks: frozenset[str], progress: bool) -> dict[str, StudentResult]:
     """Grade ``jobs`` (student_id, path or None, problem) on the cluster at ``address``.
 
     Returns the same per-student details as the local pool, plus ``workers``: the addresses that
@@ -133,7 +134,7 @@ def run_on_dask(config: runner.Config, jobs: list, address: str, *, gpu_checks: 
                 future = submit()
                 futures[future] = (student_id, kind)
                 again[future] = submit
-        parts: dict[str, dict[str, dict]] = {}
+        parts: dict[str, dict[str, StudentResult]] = {}
         bar = tqdm(total=len(futures), desc="grading (dask)", unit="task", file=sys.stderr,
                    disable=not progress)
         pending = dict(futures)
@@ -184,7 +185,7 @@ def _finished_keys(dask_scheduler, keys: list[str]) -> set[str]:
     return {k for k in keys if k in tasks and tasks[k].state == "memory"}
 
 
-def _merge(by_kind: dict[str, dict]) -> dict:
+def _merge(by_kind: dict[str, StudentResult]) -> StudentResult:
     """One student's details from its CPU task and, where split, its GPU task."""
     main = dict(by_kind.get("cpu") or by_kind["gpu"])
     main["workers"] = sorted({d.get("worker", "") for d in by_kind.values()} - {""})
@@ -196,12 +197,12 @@ def _merge(by_kind: dict[str, dict]) -> dict:
         main["check_seconds"] = main.get("check_seconds", 0.0) + gpu.get("check_seconds", 0.0)
         main["seconds"] = main.get("seconds", 0.0) + gpu.get("seconds", 0.0)
         main["gpu_worker"] = gpu.get("worker", "")
-        if gpu.get("status") == "error" and main.get("status") != "error":
-            main["status"], main["message"] = "error", gpu.get("message", "")
+        if gpu.get("status") == StudentStatus.ERROR and main.get("status") != StudentStatus.ERROR:
+            main["status"], main["message"] = StudentStatus.ERROR, gpu.get("message", "")
     return main
 
 
-def gpu_summary(details: dict[str, dict]) -> str:
+def gpu_summary(details: dict[str, StudentResult]) -> str:
     """Where a class's GPU checks ran, for the summary line."""
     where = sorted({d["gpu_worker"] for d in details.values() if d.get("gpu_worker")})
     return f"GPU checks ran on {', '.join(where)}" if where else ""

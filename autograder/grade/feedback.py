@@ -26,6 +26,7 @@ from autograder.grade.messages import (
     task_title,
     text,
 )
+from autograder.results import NOT_PASSED, CheckResult, ResultsFile, Status, StudentResult
 from autograder.spec import Assignment
 from autograder.text import clean_text
 
@@ -102,7 +103,7 @@ def _output(shown: str, css: str, label: str, lang: str = "en") -> str:
     return f"<details><summary>{summary}</summary>{block}</details>"
 
 
-def task_lines(assignment: Assignment, by_check: dict) -> list[dict]:
+def task_lines(assignment: Assignment, by_check: dict[str, CheckResult]) -> list[dict]:
     """One line per task: points, result and the first failing check's message."""
     lines = []
     for task in assignment.tasks:
@@ -110,28 +111,29 @@ def task_lines(assignment: Assignment, by_check: dict) -> list[dict]:
         if not checks:
             continue
         rows = [by_check[c.id] for c in checks]
-        ran = [r for r in rows if r["status"] != "not-run"]
-        failed = [r for r in ran if r["status"] != "passed"]
+        ran = [r for r in rows if r["status"] != Status.NOT_RUN]
+        failed = [r for r in ran if r["status"] != Status.PASSED]
         lines.append({
             "task": task, "points": sum(r["points"] for r in rows),
             "max_points": sum(r["max_points"] for r in ran),
-            "result": "not-run" if not ran else "failed" if failed else "passed",
+            "result": Status.NOT_RUN if not ran else Status.FAILED if failed else Status.PASSED,
             "first_failure": failed[0]["message"] if failed else ""})
     return lines
 
 
-def unattempted(task_ids: list[str], test: dict) -> bool:
+def unattempted(task_ids: list[str], test: CheckResult) -> bool:
     """A check that failed because a stub still raises its NotImplementedError (``raise
     NotImplementedError("<task id>: write ...")``): its own task's, or that of a task it needs
     (ps1's transpose checks need abstract_eval); a refused cell is not one. Its snippet would
     only show that error again."""
     message = test["message"]
-    return (test["status"] in ("failed", "error")
+    return (test["status"] in NOT_PASSED
             and any(f"NotImplementedError: {task_id}:" in message for task_id in task_ids)
             and "was not run" not in message and "refused by the cell policy" not in message)
 
 
-def render(result: dict, assignment: Assignment, detail: dict, *, lang: str = "en") -> str:
+def render(result: ResultsFile, assignment: Assignment, detail: StudentResult, *,
+           lang: str = "en") -> str:
     """``result``: the results JSON; ``detail``: the worker's report (cells, notes, per-check);
     ``lang``: the page's language (autograder.grade.messages), which changes only what it says."""
     lang = check_lang(lang)
@@ -150,7 +152,8 @@ def render(result: dict, assignment: Assignment, detail: dict, *, lang: str = "e
             lang, "feedback.score", score=f"{result['score']:g}",
             max_score=f"{result['max_score']:g}") + "</p>",
     ]
-    gpu_left_out = sum(t["max_points"] for t in by_check.values() if t["status"] == "not-run")
+    gpu_left_out = sum(t["max_points"] for t in by_check.values()
+                       if t["status"] == Status.NOT_RUN)
     if gpu_left_out:  # on the first screen: the maximum is not the notebook's points
         parts.append("<p class='note' id='gpu'>" + text(
             lang, "feedback.gpu_left_out", points=f"{gpu_left_out:g}",
@@ -193,8 +196,8 @@ def render(result: dict, assignment: Assignment, detail: dict, *, lang: str = "e
         stubs = [c for c in checks if unattempted(task_ids, by_check[c.id])]
         # Every check fails with a stub's error (a task not attempted): nothing else to read.
         not_attempted = bool(stubs) and all(
-            c in stubs for c in checks if by_check[c.id]["status"] != "not-run")
-        folded = line["result"] == "passed" or not_attempted  # one line, the checks folded
+            c in stubs for c in checks if by_check[c.id]["status"] != Status.NOT_RUN)
+        folded = line["result"] == Status.PASSED or not_attempted  # one line, the checks folded
         if folded:
             key = "feedback.not_attempted" if not_attempted else "feedback.all_passed"
             parts.append(f"<details><summary>{text(lang, key, n=len(checks))}</summary>")
@@ -205,9 +208,9 @@ def render(result: dict, assignment: Assignment, detail: dict, *, lang: str = "e
                 f"<span class='res {_esc(t['status'])}'>{_esc(status(lang, t['status']))}</span>"
                 f"<span class='name'>{_esc(t['name'])}</span>"
                 f"<span class='pts'>{t['points']:g} / {t['max_points']:g}</span></div>")
-            if t["status"] != "passed" and t["message"]:
+            if t["status"] != Status.PASSED and t["message"]:
                 parts.append(f"<p>{_esc(explain(lang, t['message']))}</p>")
-            if t["status"] in ("failed", "error") and check.id in reproducers:
+            if t["status"] in NOT_PASSED and check.id in reproducers:
                 # Open under an attempted rule that fails; closed under a stub's error.
                 shown = "" if check in stubs else " open"
                 parts.append(f"<details class='repro'{shown}><summary>"

@@ -20,28 +20,37 @@ from autograder.course import assignment_names, course_secret
 from autograder.grade import classdir, cluster, feedback, late, record, reproduce, summary
 from autograder.grade.messages import LANGS
 from autograder.limits import UsageError
+from autograder.results import (
+    NOT_PASSED,
+    CheckResult,
+    ClassResult,
+    GradeRow,
+    Status,
+    StudentResult,
+    StudentStatus,
+)
 from autograder.spec import Assignment
 from autograder.text import clean_text
 from autograder.worker.normalise import read_release
 from autograder.worker.runner import (
     Config,
     Limits,
-    _gpu_not_run,
-    check_name,
+    gpu_not_run,
     grade_notebook,
     init_worker,
+    not_graded,
     python_paths,
 )
 
 
 @dataclass
 class GradeRun:
-    rows: list[dict]
+    rows: list[GradeRow]
     seconds: float
     check_seconds: float
     isolation: str
     out: Path
-    details: dict = field(default_factory=dict)
+    details: dict[str, StudentResult] = field(default_factory=dict)
 
 
 def load_assignment(name: str, package: str) -> Assignment:
@@ -145,18 +154,18 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
     # Checks a detail lacks (the worker failed) are errors, but GPU checks when no worker had a
     # GPU for them (all such checks were `not-run`): the maximum score is the assignment's, the
     # same for a student whose worker failed as for the others.
-    gpu_ran = any(d["tests"].get(c.id, {}).get("status", "not-run") != "not-run"
+    gpu_ran = any(d["tests"].get(c.id, {}).get("status", Status.NOT_RUN) != Status.NOT_RUN
                   for d in details.values() for c in spec.checks if c.needs_gpu)
-    rows, results = [], []
+    rows: list[GradeRow] = []
+    results: list[ClassResult] = []
     for student_id, _, _ in jobs:
         # Every string made writable (a lone surrogate is not UTF-8), the id included; the files
         # are named from the id as found on disk (record.safe_filename).
         details[student_id] = detail = record.valid(details[student_id])
         shown_id = record.valid_text(student_id)
         for c in spec.checks:
-            detail["tests"].setdefault(c.id, _gpu_not_run(c) if c.needs_gpu and not gpu_ran else {
-                "name": check_name(c), "points": 0.0, "max_points": float(c.points),
-                "status": "error", "message": f"not graded: {detail['message']}"})
+            detail["tests"].setdefault(c.id, gpu_not_run(c) if c.needs_gpu and not gpu_ran
+                                       else not_graded(c, detail["message"]))
         tests = [detail["tests"][c.id] for c in spec.checks]
         result = record.results_json(shown_id, assignment, tests)
         if late_policy is not None:
@@ -167,9 +176,10 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
         try:
             _write_student(out, spec, assignment, package, student_id, result, detail, lang)
         except Exception as err:  # noqa: BLE001 - one student's files must not stop the class
-            status, message = "error", (f"the grader could not write this student's results or "
-                                        f"feedback ({type(err).__name__}: "
-                                        f"{clean_text(str(err), 300)})")
+            status = StudentStatus.ERROR
+            message = (f"the grader could not write this student's results or "
+                       f"feedback ({type(err).__name__}: "
+                       f"{clean_text(str(err), 300)})")
         rows.append({"student_id": shown_id, "assignment": assignment,
                      "score": result["score"], "max_score": result["max_score"],
                      "status": status, "message": message,
@@ -186,7 +196,7 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
         # grades.csv and the summary are written whatever happened to the gradebook.
         for row in rows:
             if row["student_id"] in failed:
-                row.update(status="error", message=failed[row["student_id"]])
+                row.update(status=StudentStatus.ERROR, message=failed[row["student_id"]])
         record.write_grades_csv(out, rows, late=late_policy is not None)
         (out / "summary.html").write_text(summary.render(spec, results, rows, lang=lang),
                                          encoding="utf-8")
@@ -200,22 +210,24 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
 
 
 def _write_student(out: Path, spec: Assignment, assignment: str, package: str,
-                   student_id: str, result: dict, detail: dict, lang: str = "en") -> None:
+                   student_id: str, result: ClassResult, detail: StudentResult,
+                   lang: str = "en") -> None:
     """One student's results JSON and feedback page (``student_id``: as found on disk)."""
     # A snippet per failed check, unless the file was not a notebook it could follow.
-    detail["reproducers"] = {} if detail["status"] == "error" else reproduce.for_failed_checks(
-        spec, assignment, detail["tests"], package)
+    detail["reproducers"] = ({} if detail["status"] == StudentStatus.ERROR
+                             else reproduce.for_failed_checks(spec, assignment, detail["tests"],
+                                                              package))
     name = record.safe_filename(student_id)
     record.write_results(out, result, name)
     (out / "feedback" / f"{name}.html").write_text(feedback.render(result, spec, detail,
                                                                    lang=lang), encoding="utf-8")
 
 
-def _row_message(detail: dict, tests: list[dict]) -> str:
-    if detail["status"] == "error":
+def _row_message(detail: StudentResult, tests: list[CheckResult]) -> str:
+    if detail["status"] == StudentStatus.ERROR:
         return detail["message"]
-    failed = sum(t["status"] in ("failed", "error") for t in tests)
-    not_run = sum(t["status"] == "not-run" for t in tests)
+    failed = sum(t["status"] in NOT_PASSED for t in tests)
+    not_run = sum(t["status"] == Status.NOT_RUN for t in tests)
     parts = [f"{len(tests) - failed - not_run} of {len(tests)} checks passed"]
     if not_run:
         parts.append(f"{not_run} not run (no GPU)")
@@ -227,11 +239,12 @@ def _isolation(details: dict) -> str:
     return " | ".join(kinds) if kinds else "no submission reached the sandbox"
 
 
-def _run_pool(config: Config, jobs: list, workers: int, progress: bool) -> dict:
+def _run_pool(config: Config, jobs: list, workers: int,
+              progress: bool) -> dict[str, StudentResult]:
     from tqdm import tqdm
 
     ctx = multiprocessing.get_context("spawn")
-    details: dict[str, dict] = {}
+    details: dict[str, StudentResult] = {}
     bar = tqdm(total=len(jobs), desc="grading", unit="nb", file=sys.stderr, disable=not progress)
     with concurrent.futures.ProcessPoolExecutor(
         max_workers=workers, mp_context=ctx, initializer=init_worker,

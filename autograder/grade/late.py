@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from autograder.limits import UsageError
+from autograder.results import ResultsFile
 
 CONFIG = "course.toml"
 
@@ -64,7 +65,8 @@ def load(root: Path, assignment: str) -> Policy | None:
 
 
 def lateness(policy: Policy, folder: Path) -> dict:
-    """The results JSON's late fields for the submission in ``folder`` (its timestamp.txt)."""
+    """The results JSON's late fields (``late_days``, ``late_penalty``, ``late_note`` of
+    autograder.results.ResultsFile) for the submission in ``folder`` (its timestamp.txt)."""
     stamp = folder / "timestamp.txt"
     try:
         text = stamp.read_text(encoding="utf-8", errors="replace")[:200]
@@ -87,7 +89,7 @@ def lateness(policy: Policy, folder: Path) -> dict:
             "late_note": f"{days} day{'s' if days > 1 else ''} late: {penalty:.0%} off"}
 
 
-def apply(result: dict, late: dict) -> dict:
+def apply(result: ResultsFile, late: dict) -> ResultsFile:
     """``result`` with the penalty applied to its score, the raw score kept beside it."""
     raw = result["score"]
     return dict(result, score=round(raw * (1 - late["late_penalty"]), 6), raw_score=raw, **late)

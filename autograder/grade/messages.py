@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.course import translations
+from autograder.results import Status
 
 LANGS = ("en", "zh")
 HTML_LANG = {"en": "en", "zh": "zh-CN"}
@@ -59,7 +60,8 @@ EN: dict[str, str] = {
     "role.student": "a cell you added",
     "role.provided": "provided (read-only)",
     "role.test": "test cell",
-    # the status words, as shown (the results JSON keeps the English ones)
+    # the status words (one per autograder.results.Status), as shown (the results JSON keeps
+    # the English ones)
     "status.passed": "passed",
     "status.failed": "failed",
     "status.error": "error",
@@ -213,8 +215,9 @@ def text(lang: str, key: str, **fields: Any) -> str:
     return CATALOGUES[lang][key].format(**fields)
 
 
-def status(lang: str, value: str) -> str:
-    """A check's or a task's status word as shown (``passed``, ``failed``, ...)."""
+def status(lang: str, value: Status | str) -> str:
+    """A check's or a task's status word as shown (``passed``, ``failed``, ...: a
+    autograder.results.Status, or its string read back from a results JSON)."""
     return text(lang, f"status.{value}") if f"status.{value}" in EN else value
 
 

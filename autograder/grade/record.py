@@ -17,10 +17,20 @@ import types
 import warnings
 from pathlib import Path
 
+from autograder.results import (
+    CheckResult,
+    ClassResult,
+    GradeRow,
+    ResultsFile,
+    Status,
+    StudentResult,
+    StudentStatus,
+)
 from autograder.spec import Assignment
 from autograder.text import clean_text
 from autograder.worker.normalise import nbgrader_meta
 
+# GradeRow's keys (autograder.results), in grades.csv's column order.
 CSV_FIELDS = ("student_id", "assignment", "score", "max_score", "status", "message")
 LATE_FIELDS = ("raw_score", "late_days", "late_penalty")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -88,34 +98,35 @@ def read_grades(out: Path) -> list[dict]:
         return [{k: csv_field_read(v) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
-def submission_error(student_id: str, why: str, err: BaseException) -> dict:
+def submission_error(student_id: str, why: str, err: BaseException) -> StudentResult:
     """The details of a submission no worker graded (``why``: who failed, in the student's
     words); every check it lacks becomes an ``error`` when the class is recorded
     (grading.grade). Built here alone, for the local pool and the Dask cluster."""
-    return {"student_id": student_id, "status": "error", "tests": {}, "cells": [], "notes": [],
+    return {"student_id": student_id, "status": StudentStatus.ERROR, "tests": {}, "cells": [],
+            "notes": [],
             "message": f"{why} ({type(err).__name__}: {clean_text(str(err), 300)})"}
 
 
-def score_of(tests: list[dict]) -> tuple[float, float]:
+def score_of(tests: list[CheckResult]) -> tuple[float, float]:
     """(score, max_score); checks reported ``not-run`` are left out of the maximum."""
     score = sum(t["points"] for t in tests)
-    max_score = sum(t["max_points"] for t in tests if t["status"] != "not-run")
+    max_score = sum(t["max_points"] for t in tests if t["status"] != Status.NOT_RUN)
     return round(score, 6), round(max_score, 6)
 
 
-def results_json(student_id: str, assignment: str, tests: list[dict]) -> dict:
+def results_json(student_id: str, assignment: str, tests: list[CheckResult]) -> ResultsFile:
     score, max_score = score_of(tests)
     return {"student_id": student_id, "assignment": assignment, "score": score,
             "max_score": max_score, "tests": tests}
 
 
-def write_results(out: Path, result: dict, name: str | None = None) -> None:
+def write_results(out: Path, result: ResultsFile, name: str | None = None) -> None:
     """``name``: the file's name, ``safe_filename`` of the student's id as found on disk."""
     path = out / "results" / f"{name or safe_filename(result['student_id'])}.json"
     path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 
 
-def write_grades_csv(out: Path, rows: list[dict], late: bool = False) -> None:
+def write_grades_csv(out: Path, rows: list[GradeRow], late: bool = False) -> None:
     """``late``: a late policy applies, so the score before the penalty is a column too."""
     fields = (*CSV_FIELDS, *LATE_FIELDS) if late else CSV_FIELDS
     with open(out / "grades.csv", "w", newline="", encoding="utf-8") as f:
@@ -164,13 +175,13 @@ def _venv_on_path() -> None:
         os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
 
 
-def grade_cell_maxima(assignment: Assignment, results: list[dict]) -> dict[str, float]:
+def grade_cell_maxima(assignment: Assignment, results: list[ClassResult]) -> dict[str, float]:
     """Per grade cell that has checks, the points it can earn as the grader scores them
     (``score_of``): its checks' points, less those of checks that ran for no student of
     ``results`` (GPU checks where no GPU was seen: ``not-run``). The gradebook's maximum is then
     grades.csv's and Canvas's (52 for ps1 without a GPU, not the 54 of the notebook's points)."""
     ran = {check_id for r in results for check_id, t in r["tests_by_check"].items()
-           if t["status"] != "not-run"}
+           if t["status"] != Status.NOT_RUN}
     maxima: dict[str, float] = {}
     for c in assignment.checks:
         counted = c.id in ran or not results
@@ -179,7 +190,7 @@ def grade_cell_maxima(assignment: Assignment, results: list[dict]) -> dict[str, 
 
 
 def write_gradebook(db_url: str, assignment: Assignment, release_cells: list[dict],
-                    results: list[dict], check_cells: dict[str, str]) -> dict[str, str]:
+                    results: list[ClassResult], check_cells: dict[str, str]) -> dict[str, str]:
     """Per nbgrader grade cell, the sum of its checks' points, as the cell's auto_score.
 
     The assignment, notebook and grade cells are created from the release notebook's nbgrader
@@ -224,7 +235,8 @@ def write_gradebook(db_url: str, assignment: Assignment, release_cells: list[dic
     return failed
 
 
-def _gradebook_row(gb, MissingEntry, name: str, notebook: str, grade_cells: dict, result: dict,
+def _gradebook_row(gb, MissingEntry, name: str, notebook: str, grade_cells: dict,
+                   result: ClassResult,
                    check_cells: dict[str, str]) -> None:
     student = result["student_id"]
     try:

@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from autograder.results import NOT_PASSED, CheckResult
+
 _NON_FINITE = re.compile(r"(?<![\w.])(inf|nan)\b")
 # Digits that round-trip float32 exactly (and are plenty for bfloat16); float64 gets 17.
 _DIGITS = {np.dtype(np.float64): 17}
@@ -96,11 +98,11 @@ def reproducer(assignment: str, check_id: str,
         return None
 
 
-def for_failed_checks(spec: Any, assignment: str, tests: dict[str, dict],
+def for_failed_checks(spec: Any, assignment: str, tests: dict[str, CheckResult],
                       package: str = "autograder.assignments") -> dict[str, str]:
     """check id -> the snippet of each check in ``tests`` (check id -> its results entry) that
     failed or was an error, where the assignment has one; GPU checks have none. What the
     feedback page shows and Gradescope's ``results.json`` carries."""
     return {c.id: code for c in spec.checks
-            if tests.get(c.id, {}).get("status") in ("failed", "error") and not c.needs_gpu
+            if tests.get(c.id, {}).get("status") in NOT_PASSED and not c.needs_gpu
             and (code := reproducer(assignment, c.id, package)) is not None}

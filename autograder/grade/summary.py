@@ -15,6 +15,7 @@ from html import escape
 
 from autograder.grade.feedback import CSS, task_lines
 from autograder.grade.messages import HTML_LANG, check_lang, explain, task_title, text
+from autograder.results import NOT_PASSED, CheckResult, ClassResult, GradeRow, Status, StudentStatus
 from autograder.spec import Assignment
 from autograder.text import clean_text
 
@@ -46,12 +47,12 @@ def _chart(counts: list[tuple[str, int]], students: int, title: str, lang: str =
             + "".join(bars) + "</svg>")
 
 
-def render(assignment: Assignment, results: list[dict], rows: list[dict], *,
+def render(assignment: Assignment, results: list[ClassResult], rows: list[GradeRow], *,
            lang: str = "en") -> str:
     """``results``: each student's results JSON plus ``tests_by_check``; ``rows``: grades.csv's;
     ``lang``: the page's language (autograder.grade.messages)."""
     lang = check_lang(lang)
-    graded = [r for r, row in zip(results, rows) if row["status"] != "error"]
+    graded = [r for r, row in zip(results, rows) if row["status"] != StudentStatus.ERROR]
     scores = sorted(r["score"] for r in graded)
     top = max((r["max_score"] for r in graded), default=0)
     parts = [
@@ -115,7 +116,7 @@ def render(assignment: Assignment, results: list[dict], rows: list[dict], *,
                                      lang))
 
     parts.append(f"<h2>{text(lang, 'summary.not_graded')}</h2>")
-    errored = [row for row in rows if row["status"] == "error"]
+    errored = [row for row in rows if row["status"] == StudentStatus.ERROR]
     if errored:
         parts.append(f"<table><tr><th>{text(lang, 'summary.student')}</th>"
                      f"<th>{text(lang, 'summary.why')}</th></tr>")
@@ -142,9 +143,9 @@ _KIND_KEYS = {"unattempted": "summary.unattempted", "timed_out": "summary.timed_
               "refused": "summary.refused"}
 
 
-def _kind(check_task: str, test: dict) -> str:
+def _kind(check_task: str, test: CheckResult) -> str:
     message = test["message"]
-    if test["status"] == "error" and _TIMED_OUT in message:
+    if test["status"] == Status.ERROR and _TIMED_OUT in message:
         return "timed_out"
     if any(m in message for m in _REFUSED):
         return "refused"
@@ -155,13 +156,13 @@ def _kind(check_task: str, test: dict) -> str:
     return "wrong"
 
 
-def _failures(assignment: Assignment, graded: list[dict]) -> dict[str, list]:
+def _failures(assignment: Assignment, graded: list[ClassResult]) -> dict[str, list]:
     """Per kind, (check id, student, test) of each failed or errored check."""
     task_of = {c.id: c.task for c in assignment.checks}
     kinds: dict[str, list] = {"wrong": [], **{k: [] for k in _KINDS}}
     for r in graded:
         for check_id, t in r["tests_by_check"].items():
-            if t["status"] in ("failed", "error"):
+            if t["status"] in NOT_PASSED:
                 kind = _kind(task_of.get(check_id, check_id), t)
                 kinds[kind].append((check_id, r["student_id"], t))
     return kinds

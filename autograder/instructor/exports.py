@@ -33,13 +33,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 from autograder.grade.record import csv_field, read_grades, safe_filename
+from autograder.results import NOT_PASSED, CheckResult, ResultsFile, Status, StudentStatus
 from autograder.text import clean_text
 
 GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
 CANVAS_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+# Gradescope's own test statuses (its specification), not autograder.results.Status: each of our
+# checks is one of these two.
+GRADESCOPE_PASSED, GRADESCOPE_FAILED = "passed", "failed"
 
 
-def read_results(out: Path) -> list[dict]:
+def read_results(out: Path) -> list[ResultsFile]:
     """Every student's results JSON in ``OUT/results``, in student order."""
     return [json.loads(p.read_text(encoding="utf-8"))
             for p in sorted((Path(out) / "results").glob("*.json"))]
@@ -64,17 +68,17 @@ TRY_IT = ("**Try it yourself**: paste these lines into a new cell after your own
           "it; they show the failure on small inputs of their own (not the grading inputs).")
 
 
-def check_id_of(test: dict) -> str:
+def check_id_of(test: CheckResult) -> str:
     """The check id of a results entry (its name is ``"<check id>: <description>"``)."""
     return test["name"].split(": ", 1)[0]
 
 
-def gradescope_reproducers(result: dict, *, status: str = "graded",
+def gradescope_reproducers(result: ResultsFile, *, status: str = StudentStatus.GRADED,
                            package: str = "autograder.assignments") -> dict[str, str]:
     """check id -> the "Try it yourself" snippet of each failed check, as the feedback page
     shows them (none for an ungradable submission, none for an assignment whose checks cannot
     be found here). Imports the assignment's checks and reproducers (and so JAX)."""
-    if status == "error":
+    if status == StudentStatus.ERROR:
         return {}
     from autograder.grade import reproduce
 
@@ -92,7 +96,8 @@ def _with_reproducer(message: str, snippet: str) -> str:
     return f"{escaped}\n\n{TRY_IT}\n\n{fence}python\n{snippet.rstrip()}\n{fence}\n"
 
 
-def gradescope_results(result: dict, *, status: str = "graded", message: str = "",
+def gradescope_results(result: ResultsFile, *, status: str = StudentStatus.GRADED,
+                       message: str = "",
                        visibility: str = "after_published",
                        test_visibility: str = "after_published",
                        reproducers: dict[str, str] | None = None) -> dict:
@@ -107,26 +112,27 @@ def gradescope_results(result: dict, *, status: str = "graded", message: str = "
             raise ValueError(f"visibility must be one of {GRADESCOPE_VISIBILITY}, not {v!r}")
     tests = []
     for number, test in enumerate(result.get("tests", []), start=1):
-        if test["status"] == "not-run":
+        if test["status"] == Status.NOT_RUN:
             continue
         tests.append({
             "name": test["name"],
             "number": str(number),
             "score": float(test["points"]),
             "max_score": float(test["max_points"]),
-            "status": "passed" if test["status"] == "passed" else "failed",
+            "status": (GRADESCOPE_PASSED if test["status"] == Status.PASSED
+                       else GRADESCOPE_FAILED),
             "output": test["message"] or "passed",
             "visibility": test_visibility,
         })
         snippet = (reproducers or {}).get(check_id_of(test))
-        if snippet is not None and test["status"] in ("failed", "error"):
+        if snippet is not None and test["status"] in NOT_PASSED:
             tests[-1].update(output=_with_reproducer(tests[-1]["output"], snippet),
                              output_format="md")
     summary = (f"{result['assignment']}: {result['score']:g} / {result['max_score']:g}"
                + (f" ({message})" if message else "")
                + (f"; {result['late_note']}, {result['raw_score']:g} before the late penalty"
                   if "late_note" in result else ""))
-    if status == "error":
+    if status == StudentStatus.ERROR:
         summary = f"{result['assignment']}: not graded: {message}"
     return {"score": float(result["score"]), "output": summary, "visibility": visibility,
             "stdout_visibility": "hidden", "tests": tests}
@@ -141,7 +147,7 @@ def write_gradescope(out: Path, student_id: str, dest: Path, *,
         raise FileNotFoundError(f"no results for student {student_id!r} in {out}")
     result = json.loads(path.read_text("utf-8"))
     row = next((r for r in read_grades(out) if r["student_id"] == student_id), {})
-    status = row.get("status", "graded")
+    status = row.get("status", StudentStatus.GRADED)
     data = gradescope_results(result, status=status, message=row.get("message", ""),
                               reproducers=gradescope_reproducers(result, status=status,
                                                                  package=package),

@@ -55,6 +55,14 @@ from typing import Any
 import numpy as np
 
 from autograder.limits import Limits
+from autograder.results import (
+    OBJECT_ADDRESS,
+    CheckResult,
+    Status,
+    StudentResult,
+    StudentStatus,
+    check_result,
+)
 from autograder.spec import Assignment, Check, Outcome, Verdict
 from autograder.student import sandbox
 from autograder.student.channel import Channel, ChannelError
@@ -369,12 +377,8 @@ def _write(path: Path, value: int) -> None:
         pass
 
 
-def check_name(check: Check) -> str:
-    return f"{check.id}: {check.description}"
-
-
 def grade_notebook(student_id: str, path: Path | None, problem: str = "",
-                   only: frozenset[str] | None = None) -> dict:
+                   only: frozenset[str] | None = None) -> StudentResult:
     """The worker's job: the result of one student, as plain data for the main process.
 
     ``only``: the ids of the checks to run (all when None); the cluster backend sends a class's
@@ -384,8 +388,9 @@ def grade_notebook(student_id: str, path: Path | None, problem: str = "",
         assignment = dataclasses.replace(
             assignment, checks=tuple(c for c in assignment.checks if c.id in only))
     started = time.monotonic()
-    result = {"student_id": student_id, "status": "graded", "message": "", "cells": [],
-              "notes": [], "tests": {}, "isolation": "", "check_seconds": 0.0}
+    result: StudentResult = {
+        "student_id": student_id, "status": StudentStatus.GRADED, "message": "", "cells": [],
+        "notes": [], "tests": {}, "isolation": "", "check_seconds": 0.0}
     try:
         if path is None:
             raise NotebookError(problem)
@@ -399,12 +404,12 @@ def grade_notebook(student_id: str, path: Path | None, problem: str = "",
                 raise NotebookError(f"the notebook's code could not be checked "
                                     f"({type(err).__name__})") from None
     except (NotebookError, OSError) as err:
-        result.update(status="error", message=str(err))
+        result.update(status=StudentStatus.ERROR, message=str(err))
         for check in assignment.checks:
             if check.needs_gpu and not _state["has_gpu"]:
-                result["tests"][check.id] = _gpu_not_run(check)
+                result["tests"][check.id] = gpu_not_run(check)
             else:
-                result["tests"][check.id] = _entry(check, 0.0, "error", f"not graded: {err}")
+                result["tests"][check.id] = not_graded(check, str(err), strip_addresses=True)
         result["seconds"] = time.monotonic() - started
         return result
     result["notes"] += notebook.notes
@@ -412,7 +417,7 @@ def grade_notebook(student_id: str, path: Path | None, problem: str = "",
     groups: dict[tuple, list[Check]] = {}
     for check in assignment.checks:
         if check.needs_gpu and not _state["has_gpu"]:
-            result["tests"][check.id] = _gpu_not_run(check)
+            result["tests"][check.id] = gpu_not_run(check)
             continue
         groups.setdefault(tuple(check.jax_config), []).append(check)
     session = _Session(student_id, path.name, data, notebook, result, started)
@@ -422,19 +427,24 @@ def grade_notebook(student_id: str, path: Path | None, problem: str = "",
     return result
 
 
-def _gpu_not_run(check: Check) -> dict:
-    return _entry(check, 0.0, "not-run", "not run: this check needs a GPU and the grading "
-                  "machine has none; it is left out of the maximum score")
+def not_graded(check: Check, why: str, *, strip_addresses: bool = False) -> CheckResult:
+    """The entry of a check of a submission that could not be graded (``why``: the
+    submission's message), here and in the main process (autograder.grade.grading)."""
+    return check_result(check, 0.0, Status.ERROR, f"not graded: {why}",
+                        strip_addresses=strip_addresses)
 
 
-# Object addresses (`<function f at 0x7f...>`) differ between processes: dropped, so grading the
-# same notebook twice gives byte-identical results.
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+def gpu_not_run(check: Check) -> CheckResult:
+    """The entry of a GPU check where no GPU was there to run it (here, and in the main process
+    for a worker that failed)."""
+    return check_result(check, 0.0, Status.NOT_RUN, "not run: this check needs a GPU and the "
+                        "grading machine has none; it is left out of the maximum score")
 
 
-def _entry(check: Check, points: float, status: str, message: str) -> dict:
-    return {"name": check_name(check), "points": points, "max_points": float(check.points),
-            "status": status, "message": _ADDRESS.sub("", message)}
+def _entry(check: Check, points: float, status: Status, message: str) -> CheckResult:
+    """A check's entry as the worker reports it: object addresses dropped from the message
+    (autograder.results.check_result)."""
+    return check_result(check, points, status, message, strip_addresses=True)
 
 
 def code_digest(notebook: Notebook) -> str:
@@ -548,7 +558,7 @@ class _Session:
     """All children of one submission."""
 
     def __init__(self, student_id: str, notebook_name: str, data: bytes, notebook: Notebook,
-                 result: dict, started: float):
+                 result: StudentResult, started: float):
         self.config: Config = _state["config"]
         self.limits = self.config.limits
         self.student_id = student_id
@@ -680,7 +690,7 @@ class _Session:
                     expected[check.id] = (inputs, check.expect(inputs))
                 except Exception as err:  # noqa: BLE001 - a grader bug must not stop the class
                     self.result["tests"][check.id] = _entry(
-                        check, 0.0, "error", f"grader error while preparing this check: "
+                        check, 0.0, Status.ERROR, f"grader error while preparing this check: "
                         f"{type(err).__name__}")
         finally:
             for key, value in previous.items():
@@ -791,8 +801,8 @@ class _Session:
                                     keep_lines=True)
                 self.output_left -= len(output)
                 self.cell_reports.setdefault(index, {
-                    "output": _ADDRESS.sub("", output),
-                    "error": None if error is None else _ADDRESS.sub(
+                    "output": OBJECT_ADDRESS.sub("", output),
+                    "error": None if error is None else OBJECT_ADDRESS.sub(
                         "", clean_text(error, 1000, keep_lines=True))})
                 current = cell_deadline = None
             else:  # ready
@@ -838,7 +848,7 @@ class _Session:
                 outcome = Outcome(value={**outcome.value, **second.value})
             verdict = self._judge(check, expected, outcome)
         if verdict.passed:
-            self.result["tests"][check.id] = _entry(check, float(check.points), "passed", "")
+            self.result["tests"][check.id] = _entry(check, float(check.points), Status.PASSED, "")
         else:
             self._fail_verdict(check, clean_text(verdict.message, 1000))
         return True
@@ -929,21 +939,21 @@ class _Session:
             self.retry_now = check.id
 
     def _time_error(self, check: Check, why: str) -> None:
-        self._fail(check, f"{why.rstrip('.')}; {TIME_ERROR}", status="error")
+        self._fail(check, f"{why.rstrip('.')}; {TIME_ERROR}", status=Status.ERROR)
 
     def _fail_verdict(self, check: Check, why: str) -> None:
         if any(w.startswith("time limit") for w in self.skip.values()):
             # A cell stopped by its time limit may be what this check misses: not the rule's
             # fault as far as the grader can tell, so not a silent 0 either.
             self._fail(check, f"{why.rstrip('.')} (a cell was stopped by its time limit: "
-                       f"{TIME_ERROR})", status="error")
+                       f"{TIME_ERROR})", status=Status.ERROR)
         else:
             self._fail(check, why)
 
-    def _fail(self, check: Check, why: str, status: str = "failed") -> None:
+    def _fail(self, check: Check, why: str, status: Status = Status.FAILED) -> None:
         assignment: Assignment = _state["assignment"]
         task = assignment.task(check.task)
-        blame = f" {_sentence(check.blame)}" if check.blame and status == "failed" else ""
+        blame = f" {_sentence(check.blame)}" if check.blame and status == Status.FAILED else ""
         refused = policy.refusal_of_task(self.notebook, task.id)
         if refused:  # the cause first: what the check then saw follows from it
             message = f"[{task.id}]{refused}.{REFUSED_THEN}{why.rstrip('.')}.{blame}"
