@@ -45,7 +45,7 @@ X64_CHECKS = {c.id for c in ASSIGNMENT.checks if dict(c.jax_config).get("jax_ena
 # two, a batch axis other than 0).
 EXTRA = ("impl_swapaxes", "impl_upcasts", "abstract_eval_negative_axis", "abstract_eval_asserts",
          "lowering_host_callback", "jvp_jax_numpy", "jvp_ignores_symbolic_zeros",
-         "transpose_numpy", "transpose_x_only", "batch_wrong_out_axis", "batch_numpy",
+         "transpose_numpy", "transpose_x_only", "transpose_ignores_symbolic_zero", "batch_wrong_out_axis", "batch_numpy",
          "jvp_zero_times_primitive", "batch_never_applies_primitive")
 # A snippet that raises one of these is broken itself, not reproducing the student's mistake.
 SNIPPET_BUGS = ("NameError", "SyntaxError", "ImportError", "ModuleNotFoundError",

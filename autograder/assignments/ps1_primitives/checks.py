@@ -175,10 +175,19 @@ def jvp_trace_cases(rng: np.random.Generator) -> dict:
 
 def transpose_cases(dtype: str = "float32", *, wrt=("x",), edges: bool = False,
                     ranks=(1, 2, 3, 4)):
+    """``edges``: the edge layouts, then the rule called directly with a symbolic-zero
+    cotangent (``ad.Zero``, as the task text says it may get), once with x linear and once with
+    w linear, on a rank-3 case; its linear operand's cotangent must be zero (None and ad.Zero
+    count as zero, as JAX's backward pass reads them)."""
     def make(rng: np.random.Generator) -> dict:
         inputs = cases(dtype, edges=edges, extra=("ct",), ranks=ranks)(rng)
         for c, pick in zip(inputs["cases"], _in_turn(rng, wrt, len(inputs["cases"]))):
             c["wrt"] = pick
+        if edges:
+            zero = [{**c, "wrt": pick} for c, pick in zip(
+                cases(dtype, extra=("ct",), ranks=(3,))(rng)["cases"], ("zero_x", "zero_w"))]
+            inputs["cases"] += zero
+            inputs["pins"] += _pins(zero, dtype)
         return inputs
     return make
 
@@ -381,6 +390,9 @@ def _transpose_x(ct, w, axis: int, ndim: int) -> np.ndarray:
 def _transpose_reference(c: dict) -> list:
     x, w, ct, axis = c["x"], c["w"], c["ct"], c["axis"]
     ndim = np.ndim(x)
+    if c["wrt"] in ("zero_x", "zero_w"):  # a symbolic-zero cotangent: a zero cotangent
+        linear = x if c["wrt"] == "zero_x" else w
+        return [np.zeros(np.shape(linear), np.asarray(linear).dtype)]
     if c["wrt"] == "x":
         return [_as(_transpose_x(ct, w, axis, ndim), x)]
     if c["wrt"] == "chain":
@@ -703,7 +715,8 @@ CHECKS = (
            "to 4, positive and negative axes", "probe_transpose", transpose_cases(wrt=("w",)),
            expect_transpose, either_way("float32", calls="transpose"), TRANSPOSE),
     _check("ps1.transpose.edges", "ps1.transpose", "test_transpose", 1,
-           "jax.linear_transpose along a size-1, first or last axis, and of a vector",
+           "jax.linear_transpose along a size-1, first or last axis, and of a vector; the "
+           "rule called with a symbolic-zero cotangent (ad.Zero)",
            "probe_transpose", transpose_cases(wrt=("x", "w"), edges=True), expect_transpose,
            either_way("float32", calls="transpose"), TRANSPOSE),
     _check("ps1.transpose.float64", "ps1.transpose", "test_transpose", 1,

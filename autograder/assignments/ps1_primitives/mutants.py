@@ -245,6 +245,10 @@ mlir.register_lowering(weighted_sum_p, weighted_sum_lowering, platform="cuda")
     axis = axis % x.ndim
     others = [d for d in range(x.ndim) if d != axis]
     return jnp.tensordot(x, ct, axes=(others, list(range(ct.ndim)))), None''')}),
+    "transpose_ignores_symbolic_zero": (
+        "the transpose rule computes with a symbolic-zero cotangent (ad.Zero) as if an array", {
+            "transpose": _transpose("    x_linear = ad.is_undefined_primal(x)\n" + TRANSPOSE_X
+                                    + "\n" + TRANSPOSE_W)}),
     "transpose_x_only": ("the transpose rule assumes x is always the linear operand", {
         "transpose": _transpose(TRANSPOSE_ZERO + '''
     ndim = len(x.aval.shape)

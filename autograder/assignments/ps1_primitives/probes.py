@@ -360,8 +360,40 @@ def probe_jvp_traced(ns: dict, inputs: dict) -> dict:
 
 # ps1.transpose ----------------------------------------------------------------------------------
 
-def _transpose_case(op, arrays: list, axis: int, wrt: str):
+def _zero_cotangent(p: Primitive, x, w, ct, axis: int, wrt: str) -> list:
+    """The rule registered for ``p`` called directly with a symbolic-zero cotangent (the task
+    text says ``ct`` may be one), x or w (``wrt``: "zero_x", "zero_w") the linear operand; its
+    cotangent as an array, None and ad.Zero read as zero (as JAX's backward pass reads them)."""
+    rule = _TRANSPOSES.get(p)
+    if rule is None:
+        raise NotImplementedError("no transpose rule is registered for weighted_sum_p")
+    linear = x if wrt == "zero_x" else w
+    undefined = ad.UndefinedPrimal(ShapedArray(np.shape(linear), linear.dtype))
+    operands = (undefined, w) if wrt == "zero_x" else (x, undefined)
+    try:
+        cotangents = list(rule(ad.Zero(ShapedArray(np.shape(ct), ct.dtype)), *operands,
+                               axis=axis))
+    except Exception as err:  # noqa: BLE001 - the student's rule: say which call it was
+        message = f"given ct = ad.Zero(...), a symbolic-zero cotangent ({wrt[-1]} linear): {err}"
+        try:
+            said = type(err)(message)
+        except Exception:  # noqa: BLE001 - an exception type that takes other arguments
+            said = RuntimeError(f"{type(err).__name__}: {message}")
+        raise said from None
+    got = cotangents[0 if wrt == "zero_x" else 1]
+    if type(got) is ad.Zero and tuple(getattr(got.aval, "shape", ())) != np.shape(linear):
+        # JAX's backward pass checks a symbolic zero's type as it checks an array's.
+        raise ValueError(f"the symbolic-zero cotangent returned for {wrt[-1]} has the type "
+                         f"{got.aval}, not {wrt[-1]}'s shape {tuple(np.shape(linear))}")
+    if got is None or type(got) is ad.Zero:
+        return [jnp.zeros(np.shape(linear), linear.dtype)]
+    return [got]
+
+
+def _transpose_case(op, arrays: list, axis: int, wrt: str, p: Primitive | None = None):
     x, w, ct = arrays[:3]
+    if wrt in ("zero_x", "zero_w"):
+        return _zero_cotangent(p, x, w, ct, axis, wrt)
     if wrt == "x":
         return list(_linear_transpose(lambda a: op(a, w, axis), x)(ct))
     if wrt == "chain":  # x -> weighted_sum(weighted_sum(x, w, axis), v, 0): two transposes
@@ -377,7 +409,7 @@ def probe_transpose(ns: dict, inputs: dict) -> dict:
     per_case = [[c["x"], c["w"], c["ct"]] + ([c["v"]] if "v" in c else []) for c in cases]
     with _Counted(_TRANSPOSES, p) as counted:
         result = _both_ways(
-            p, lambda arrays: [_transpose_case(op, a, c["axis"], c["wrt"])
+            p, lambda arrays: [_transpose_case(op, a, c["axis"], c["wrt"], p)
                                for a, c in zip(arrays, cases)],
             per_case, inputs["pins"], inputs.get("eager", False))
     return {**result, "calls": counted.calls}

@@ -54,7 +54,8 @@ TRANSPOSE_X = tuple((shape, axis, "x") for shape, axis in RANKED)
 TRANSPOSE_W = tuple((shape, axis, "w") for shape, axis in RANKED)
 TRANSPOSE_EDGES = (((1,), 0, "x"), ((1,), -1, "w"), ((2, 1, 3), -2, "x"), ((2, 1, 3), 1, "w"),
                    ((3, 1), 1, "w"), ((3, 1), -1, "x"), ((1, 2, 3, 2), -4, "w"),
-                   ((2, 1, 3, 2), 3, "x"), ((3, 2, 5), 0, "w"), ((5, 2), -1, "x"))
+                   ((2, 1, 3, 2), 3, "x"), ((3, 2, 5), 0, "w"), ((5, 2), -1, "x"),
+                   ((2, 1, 3), 1, "zero_x"), ((3, 2, 5), -1, "zero_w"))
 TRANSPOSE_FLOAT64 = (((2, 3), -1, "x"), ((2, 3), 0, "w"), ((2, 1, 3), 1, "x"),
                      ((3, 2, 5), -3, "w"), ((2, 1, 3, 2), -2, "x"), ((1, 2, 3, 2), 3, "w"))
 TRANSPOSE_CHAIN = (((2, 3, 5), 1), ((3, 2, 5), -1), ((2, 1, 3), 0), ((2, 1, 3, 2), -2),
@@ -426,6 +427,19 @@ def transpose_of(x, w, ct, axis, wrt):  # the cotangent of x (w fixed) or of w (
         return jax.linear_transpose(lambda a: ws(a, w, axis), x)(ct)
     return jax.linear_transpose(lambda b: ws(x, b, axis), w)(ct)  # w undefined
 """
+# ps1.transpose.edges: also the rule called directly with a symbolic-zero cotangent.
+TRANSPOSE_EDGES_OF = "\nfrom jax.interpreters import ad" + TRANSPOSE_OF.replace("""
+    return jax.linear_transpose(lambda b""", """
+    if wrt in ("zero_x", "zero_w"):  # your rule itself, given ct = ad.Zero (a symbolic zero)
+        linear = x if wrt == "zero_x" else w
+        undefined = ad.UndefinedPrimal(jax.core.ShapedArray(linear.shape, linear.dtype))
+        operands = (undefined, w) if wrt == "zero_x" else (x, undefined)
+        cts = weighted_sum_transpose(ad.Zero(jax.core.ShapedArray(ct.shape, ct.dtype)),
+                                     *operands, axis=axis)
+        got = cts[0 if wrt == "zero_x" else 1]  # None and ad.Zero (of its shape) mean zero
+        return (jnp.zeros(linear.shape, linear.dtype) if got is None or type(got) is ad.Zero
+                else got,)
+    return jax.linear_transpose(lambda b""")
 CHAIN_OF = """
 
 def transpose_of(x, w, v, ct, axis):  # x -> ws(ws(x, w, axis), v, 0), transposed
@@ -458,7 +472,9 @@ def _transpose(check, rng) -> str:
         header = "x, w, ct, axis, the linear operand, and its cotangent"
         rows = [_row(*map(_array, (c["x"], c["w"], c["ct"])), c["axis"], c["wrt"], _array(want))
                 for c, (want,) in zip(cases, wants)]
-    return _source(check, COMPARE, CHAIN_OF if chain else TRANSPOSE_OF, rows=rows, header=header,
+    snippet = (CHAIN_OF if chain else TRANSPOSE_EDGES_OF if check.id.endswith("edges")
+               else TRANSPOSE_OF)
+    return _source(check, COMPARE, snippet, rows=rows, header=header,
                    loop=f"""
         for {args}, want in cases:
             print(f"x of shape {{x.shape}}, axis={{axis}}{what}")
