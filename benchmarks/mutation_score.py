@@ -18,7 +18,7 @@ stay untouched, as in mutmut).
 Each mutant's notebook (``autograder.instructor.classroom.make_submission`` with that one cell replaced) is
 graded by ``tests/assignments/grade_inprocess.py`` (the student's cells exec'd once in one
 namespace, then every check under each seed 0..N-1), in ``--workers`` long-lived worker
-processes (ps5_kernels: a fresh process per notebook, see ``FRESH``). A mutant is KILLED when
+processes. A mutant is KILLED when
 its score is below the reference's score under some seed (the reference must get every runnable
 check under every seed; checks that need a GPU are not run, and lose nothing, where JAX sees
 none), TIMEOUT when one grading runs past ``--timeout`` seconds (the worker is
@@ -55,9 +55,12 @@ from queue import Queue
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = ("ps1_primitives", "ps2_autodidax", "ps3_pitfalls", "ps4_core", "ps5_kernels")
-# A process registers ps5's FFI handler once (XLA refuses a second registration of its name from
-# another load of the library): each of its notebooks is graded in a process of its own.
-FRESH = {"ps5_kernels"}
+# Process-wide caches of the course's kernel builder, kept across notebooks: XLA refuses a second
+# registration of an FFI target from another load of its library, and a target's name is the
+# digest of its source, so the same source is the same kernel (a mutant of the C++ source gets a
+# name of its own). Everything else of the jaxcourse modules is put back before each notebook.
+KEPT = {("jaxcourse.kernels.build", name) for name in
+        ("_registered", "_libraries", "_built", "_isolated_targets", "_children")}
 
 
 # --- the mutants ---------------------------------------------------------------------------
@@ -128,8 +131,8 @@ def _snapshot() -> list[tuple[object, object]]:
     saved = []
     for name, module in list(sys.modules.items()):
         if name == "jaxcourse" or name.startswith("jaxcourse."):
-            for value in vars(module).values():
-                if type(value) in (dict, list):
+            for key, value in vars(module).items():
+                if type(value) in (dict, list) and (name, key) not in KEPT:
                     saved.append((value, value.copy()))
     return saved
 
@@ -162,6 +165,7 @@ def worker(assignment: str, channel: int) -> int:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # what the student's cells print must not reach the channel
     import grade_inprocess
+    import jax
 
     from autograder.instructor.classroom import make_submission, solution_sources
 
@@ -172,6 +176,7 @@ def worker(assignment: str, channel: int) -> int:
         nb = make_submission(assignment, {**reference, **job["fills"]}, root=ROOT)
         scores, lost = {}, []
         _restore(saved)
+        jax.clear_caches()  # the grader's process per submission starts without compiled programs
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ns, errors = grade_inprocess.run_cells(nb)  # once: ps5 registers FFI handlers
@@ -192,7 +197,6 @@ class Worker:
 
     def __init__(self, assignment: str):
         self.assignment = assignment
-        self.fresh = assignment in FRESH
         self._start()
 
     def _start(self) -> None:
@@ -220,7 +224,7 @@ class Worker:
             answer = self.answers.get(timeout=timeout)
         except Exception:  # noqa: BLE001 - queue.Empty: past the timeout
             answer = None
-        if answer is None or self.fresh:
+        if answer is None:
             self.close()
             self._start()
         return answer
