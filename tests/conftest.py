@@ -20,8 +20,9 @@ Markers (registered in pyproject.toml; ``--strict-markers`` is on), applied at c
 - ``book``: reads the built book (``make book``): tests/book/test_executed_chapters.py and every
   test function whose name has the word ``built``.
 - ``browser``: drives headless Chromium over the built site (tests/browser/).
-- ``stability`` (set by the test module): grades under many secrets and ids; skipped unless
-  pytest gets ``--stability`` (``make test-stability``).
+- ``stability`` (set by the test): the costly runs, grading under many secrets and ids (and
+  the Gradescope set-up's second, current-toolchain install); skipped unless pytest gets
+  ``--stability`` (``make test-stability``).
 """
 
 from __future__ import annotations
@@ -268,8 +269,8 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_modifyitems(config, items):
-    skip_costly = pytest.mark.skip(reason="costly (every check under 30 inputs): run with --stability, "
-                                     "`make test-stability`")
+    skip_costly = pytest.mark.skip(reason="costly (hours of CPU, or a second whole install): run "
+                                          "with --stability, `make test-stability`")
     for item in items:
         if item.get_closest_marker("stability") and not config.getoption("stability"):
             item.add_marker(skip_costly)
