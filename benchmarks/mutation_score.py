@@ -165,7 +165,6 @@ def worker(assignment: str, channel: int) -> int:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # what the student's cells print must not reach the channel
     import grade_inprocess
-    import jax
 
     from autograder.instructor.classroom import make_submission, solution_sources
 
@@ -176,7 +175,6 @@ def worker(assignment: str, channel: int) -> int:
         nb = make_submission(assignment, {**reference, **job["fills"]}, root=ROOT)
         scores, lost = {}, []
         _restore(saved)
-        jax.clear_caches()  # the grader's process per submission starts without compiled programs
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ns, errors = grade_inprocess.run_cells(nb)  # once: ps5 registers FFI handlers
