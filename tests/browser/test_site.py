@@ -264,9 +264,9 @@ def test_search_page_screenshot(site):
 # ---------------------------------------------------------------------------------------------
 # Each chapter that is a notebook, downloadable as one (jaxcourse/notebook_downloads.py).
 
-# Two small chapters, without a GPU or a kernel to compile, that the test runs as downloaded.
-RUN_DOWNLOADED = ("book/faq/impure", "book/faq/where_nan")
-RUN_TIMEOUT_S = 300
+# Every chapter that is a notebook runs as downloaded, two at a time (the machine's two cores).
+RUN_TIMEOUT_S = 600
+RUN_AT_ONCE = 2
 
 
 def _source_is_notebook(docname: str) -> bool:
@@ -311,18 +311,16 @@ def test_every_notebook_chapter_links_its_notebook(site, fetcher, base_url):
         assert _code_sources(nb), f"{href} has no code cells"
 
 
-@pytest.mark.parametrize("docname", RUN_DOWNLOADED)
-def test_downloaded_chapter_notebook_runs(fetcher, base_url, tmp_path, docname):
-    """The downloaded notebook runs as a reader would run it: in a folder of its own, with the
-    course's package importable."""
+NOTEBOOK_PAGES = [docname for docname in PAGES if _source_is_notebook(docname)]
+
+
+def _run_as_downloaded(folder: Path, name: str) -> str | None:
+    """``jupyter nbconvert --execute`` of one downloaded notebook in a folder of its own, with the
+    course's package importable, as a reader runs it; what went wrong, or None."""
     import os
     import subprocess
     import sys
 
-    status, body = fetcher.get(urllib.parse.urljoin(base_url, f"_notebooks/{docname}.ipynb"))
-    assert status == 200, f"{docname}: HTTP {status}"
-    name = f"{Path(docname).name}.ipynb"
-    (tmp_path / name).write_bytes(body)
     env = {
         **os.environ,
         "PYTHONPATH": str(ROOT),
@@ -330,13 +328,47 @@ def test_downloaded_chapter_notebook_runs(fetcher, base_url, tmp_path, docname):
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "JAX_PLATFORMS": "cpu",
     }
-    run = subprocess.run(
-        [sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute",
-         f"--ExecutePreprocessor.timeout={RUN_TIMEOUT_S}", "--output", "executed.ipynb", name],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S + 60,
-        check=False,
-    )
-    assert run.returncode == 0, f"{docname} did not run:\n{run.stderr[-3000:]}"
-    executed = nbformat.read(tmp_path / "executed.ipynb", as_version=4)
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+             f"--ExecutePreprocessor.timeout={RUN_TIMEOUT_S}", "--output", "executed.ipynb",
+             name], cwd=folder, env=env, capture_output=True, text=True,
+            timeout=RUN_TIMEOUT_S + 60, check=False)
+    except subprocess.TimeoutExpired:
+        return f"still running after {RUN_TIMEOUT_S + 60} s"
+    if run.returncode != 0:
+        return f"did not run:\n{run.stderr[-3000:]}"
+    executed = nbformat.read(folder / "executed.ipynb", as_version=4)
     code = [cell for cell in executed.cells if cell.cell_type == "code"]
-    assert code and all(cell.execution_count for cell in code), f"{docname}: cells not run"
+    if not (code and all(cell.execution_count for cell in code)):
+        return "cells not run"
+    return None
+
+
+@pytest.fixture(scope="module")
+def downloaded_runs(fetcher, base_url, tmp_path_factory) -> dict[str, str | None]:
+    """Every notebook chapter, fetched from the site as a reader downloads it, then run."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    runs = {}
+    for docname in NOTEBOOK_PAGES:
+        status, body = fetcher.get(urllib.parse.urljoin(base_url, f"_notebooks/{docname}.ipynb"))
+        if status != 200:
+            runs[docname] = f"HTTP {status}"
+            continue
+        folder = tmp_path_factory.mktemp(Path(docname).name)
+        (folder / f"{Path(docname).name}.ipynb").write_bytes(body)
+        runs[docname] = folder
+    todo = {d: f for d, f in runs.items() if isinstance(f, Path)}
+    with ThreadPoolExecutor(max_workers=RUN_AT_ONCE) as pool:
+        done = pool.map(lambda item: _run_as_downloaded(item[1], f"{Path(item[0]).name}.ipynb"),
+                        todo.items())
+        runs.update(zip(todo, done))
+    return runs
+
+
+@pytest.mark.parametrize("docname", NOTEBOOK_PAGES)
+def test_downloaded_chapter_notebook_runs(downloaded_runs, docname):
+    """The downloaded notebook runs with ``jupyter nbconvert --execute`` in a folder of its own,
+    every code cell executed."""
+    assert downloaded_runs[docname] is None, f"{docname}: {downloaded_runs[docname]}"
