@@ -4,21 +4,32 @@ SHELL := /bin/bash
 # Two pinned toolchains. legacy: Python 3.11, JAX 0.10.2, constraints.txt, .venv.
 # current: Python 3.12, today's JAX, constraints-py312.txt, .venv312. `make TOOLCHAIN=current`
 # picks one; so does `make PYTHON=python3.12` (any interpreter that is not 3.11 is `current`).
-# Without either: legacy where a python3.11 is on the PATH, current otherwise (a machine with
-# only today's Python gets today's JAX, which needs Python 3.12 or later).
+# Without either: legacy where a python3.11 runs, current otherwise (a machine with only today's
+# Python gets today's JAX, which needs Python 3.12 or later). "Runs": a name on the PATH is not
+# enough, since pyenv puts a shim on it for every version it has, and a shim of a version pyenv
+# has not chosen only says "command not found" (tests/test_makefile_toolchain.py).
+VERSION_OF := import sys; print("%d.%d" % sys.version_info[:2])
+# $(call runs_as,NAME,VERSIONS): NAME's path if it runs and its major.minor is one of VERSIONS.
+runs_as = $(if $(filter $(2),$(shell $(1) -c '$(VERSION_OF)' 2>/dev/null)),$(shell command -v $(1)))
+ifndef PYTHON
+  LEGACY_PYTHON := $(call runs_as,python3.11,3.11)
+  CURRENT_PYTHON := $(firstword $(foreach p,python3.12 python3.13 python3,$(call runs_as,$(p),3.12 3.13 3.14)))
+endif
 ifndef TOOLCHAIN
   ifdef PYTHON
-    TOOLCHAIN := $(if $(filter 3.11,$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')),legacy,current)
+    TOOLCHAIN := $(if $(filter 3.11,$(shell $(PYTHON) -c '$(VERSION_OF)')),legacy,current)
   else
-    TOOLCHAIN := $(if $(shell command -v python3.11),legacy,current)
+    TOOLCHAIN := $(if $(LEGACY_PYTHON),legacy,current)
   endif
 endif
 ifeq ($(TOOLCHAIN),current)
-  PYTHON ?= $(shell command -v python3.12 || command -v python3)
+  PYTHON ?= $(CURRENT_PYTHON)
+  WANTED := Python 3.12 or later (python3.12, python3.13 or python3)
   VENV := .venv312
   CONSTRAINTS := constraints-py312.txt
 else
-  PYTHON ?= $(shell command -v python3.11 || command -v python3)
+  PYTHON ?= $(LEGACY_PYTHON)
+  WANTED := Python 3.11 (python3.11)
   VENV := .venv
   CONSTRAINTS := constraints.txt
 endif
@@ -38,6 +49,7 @@ setup: $(STAMP)
 
 $(STAMP): requirements.txt $(CONSTRAINTS) pyproject.toml scripts/install_browser.sh
 	bash scripts/install_browser.sh
+	@test -x $(BIN)/python || test -n "$(PYTHON)" || { echo "make: no $(WANTED) runs on this PATH; install one, or name it: make PYTHON=/path/to/python" >&2; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(if $(filter current,$(TOOLCHAIN)),sed -E 's/^(jax|jaxlib)==.*/\1/' requirements.txt > $(REQUIREMENTS))
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r $(REQUIREMENTS) -c $(CONSTRAINTS)

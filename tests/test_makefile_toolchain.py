@@ -1,0 +1,71 @@
+"""Which toolchain ``make`` sets up, by the Pythons that run on the PATH (the Makefile's top).
+
+``make -n -B setup`` (print the set-up's commands, run none) with a PATH of fake interpreters
+(tests/test_gradescope_setup.py's: each says its version, or does not run, as pyenv's shim of a
+version pyenv has not chosen) names the interpreter that would make the venv. A name on the PATH
+that does not run is passed over; with none that runs, the set-up stops with a message saying
+what to install.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_gradescope_setup import BROKEN, FAKE_PYTHON
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOLS = ("bash", "sed", "test")
+
+
+def _dry_run(tmp_path: Path, pythons: dict[str, str | None], *args: str) -> str:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for tool in TOOLS:
+        if shutil.which(tool):
+            (folder / tool).symlink_to(shutil.which(tool))
+    for name, version in pythons.items():
+        script = folder / name
+        script.write_text(FAKE_PYTHON.format(version=version, ensurepip=0) if version else BROKEN)
+        script.chmod(0o755)
+    env = {**os.environ, "PATH": str(folder), "FAKE_LOG": str(tmp_path / "python.log")}
+    for name in ("PYTHON", "TOOLCHAIN", "MAKEFLAGS", "MAKELEVEL"):
+        env.pop(name, None)
+    run = subprocess.run([shutil.which("make"), "-n", "-B", "setup", *args], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=60, check=False)
+    return run.stdout + run.stderr
+
+
+def _venv_line(output: str) -> str:
+    return next(line for line in output.splitlines() if " -m venv " in line)
+
+
+@pytest.mark.parametrize("pythons, interpreter, venv", [
+    ({"python3.11": "3.11", "python3.12": "3.12"}, "python3.11", ".venv"),
+    # pyenv: a shim for 3.11 that does not run, 3.12 chosen.
+    ({"python3.11": None, "python3.12": "3.12", "python3": "3.12"}, "python3.12", ".venv312"),
+    # Ubuntu 24.04: python3 is 3.12, no python3.12 name of its own here.
+    ({"python3": "3.12"}, "python3", ".venv312"),
+    ({"python3.11": None, "python3.12": None, "python3.13": "3.13"}, "python3.13", ".venv312"),
+    # A python3.11 name that is another version is not the legacy toolchain's Python.
+    ({"python3.11": "3.10", "python3": "3.12"}, "python3", ".venv312"),
+], ids=["python3.11", "pyenv-shim-of-3.11", "python3-is-3.12", "only-3.13-runs", "misnamed"])
+def test_the_first_python_that_runs_makes_the_venv(tmp_path, pythons, interpreter, venv):
+    line = _venv_line(_dry_run(tmp_path, pythons))
+    assert line == (f"test -x {venv}/bin/python || {tmp_path / 'bin' / interpreter} "
+                    f"-m venv {venv}"), line
+
+
+def test_no_python_that_runs_stops_with_what_to_install(tmp_path):
+    output = _dry_run(tmp_path, {"python3.11": None, "python3.12": None, "python3": "3.10"})
+    assert "no Python 3.12 or later (python3.12, python3.13 or python3) runs on this PATH" in output
+    assert "make PYTHON=/path/to/python" in output
+
+
+def test_a_named_toolchain_takes_its_own_python(tmp_path):
+    pythons = {"python3.11": "3.11", "python3.12": "3.12"}
+    line = _venv_line(_dry_run(tmp_path, pythons, "TOOLCHAIN=current"))
+    assert line == f"test -x .venv312/bin/python || {tmp_path / 'bin' / 'python3.12'} -m venv .venv312"
