@@ -288,14 +288,17 @@ class LinkTermsToGlossary(SphinxTransform):
                 index = addnodes.index(entries=[(
                     "single", f"{index_text(term, language)}; {title}", target_id, "",
                     index_key(term, language))])
-                target = nodes.target("", "", ids=[target_id])
-                self.document.ids[target_id] = target
                 xref = addnodes.pending_xref(
                     "", refdomain="std", reftype="term", reftarget=names(term)[0].lower(),
                     refexplicit=True, refwarn=True, refdoc=self.env.docname,
                 )
                 xref += nodes.inline(match.group(0), match.group(0), classes=LINK_CLASSES)
-                pieces += [index, target, xref]
+                # The index entry's anchor holds the term itself, not an empty target: Sphinx's
+                # search shows an anchored result with the text at its anchor, and fails on an
+                # empty one (searchtools.js appends makeSearchSummary's null to the page).
+                target = nodes.inline("", "", xref, ids=[target_id])
+                self.document.ids[target_id] = target
+                pieces += [index, target]
                 start = match.end()
             if pieces:
                 if start < len(source):
