@@ -10,8 +10,9 @@ both editions get the links.
 
 intersphinx normally downloads the target project's ``objects.inv``; the build has no network
 (CI reaches only the package registries), so the inventory is written at the start of every
-build from the table, which names each page as JAX's docs sources lay it out. tests/book/test_jax_api_links.py checks that every name in the table
-exists in the installed JAX and that the built pages link them.
+build from the table, which names each page as JAX's docs sources lay it out.
+tests/book/test_jax_api_links.py checks that every name in the table exists in the installed JAX
+and that the built pages link them.
 """
 
 from __future__ import annotations
@@ -38,13 +39,18 @@ def api_pages() -> dict[str, str]:
     return dict(yaml.safe_load(TABLE.read_text(encoding="utf-8")))
 
 
-def target(text: str, names) -> str | None:
-    """The API name an inline literal names, if it is one the table links."""
-    name = text.strip()
-    name = name.removesuffix("()")
+def canonical(text: str) -> str:
+    """The fully qualified name an inline literal writes: ``jnp.where()`` -> ``jax.numpy.where``."""
+    name = text.strip().removesuffix("()")
     for short, full in ALIASES.items():
         if name.startswith(short):
-            name = full + name[len(short):]
+            return full + name[len(short):]
+    return name
+
+
+def target(text: str, names) -> str | None:
+    """The API name an inline literal names, if it is one the table links."""
+    name = canonical(text)
     return name if name in names else None
 
 

@@ -1,6 +1,8 @@
 """Two gradings of one class compared, and a load generator to grade one of them under.
 
-``same_tree(a, b)`` lists the output files of two ``grade`` runs that differ: every results JSON
+``grade_class(name, submitted, out, *flags)`` grades a class by the real command, as an
+instructor would (its gradebook beside ``out``). ``same_tree(a, b)`` lists the output files of two
+``grade`` runs that differ: every results JSON
 and ``grades.csv`` byte for byte, every feedback page with long decimal fractions masked (what a
 notebook's own cells print can hold a measured time: ps3's timer prints one). ``busy_cores(n)``
 keeps ``n`` processes spinning at the grader's own priority while its block runs: half of them
@@ -26,6 +28,20 @@ _SPIN = {
     "numpy": ("import numpy as np\na = np.random.default_rng(0).standard_normal((600, 600))\n"
               "while True:\n    a = np.tanh(a @ a.T / 600.0)\n"),
 }
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def grade_class(name: str, submitted: Path, out: Path, *flags: str,
+                timeout: float = 900) -> subprocess.CompletedProcess:
+    """``python -m autograder grade NAME SUBMITTED --out OUT FLAGS`` from the course root, the
+    venv's tools on the PATH (nbgrader's gradebook runs alembic)."""
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    return subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", name, str(submitted), "--out", str(out),
+         "--db", f"sqlite:///{out.parent / (out.name + '.db')}", "--no-progress", *flags],
+        check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def same_feedback(a: Path, b: Path) -> bool:

@@ -11,14 +11,10 @@ any assignment, with the times.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from same_outputs import busy_cores, same_tree
+from same_outputs import busy_cores, grade_class, same_tree
 
-REPO = Path(__file__).resolve().parents[2]
 NAME = "ps4_core"
 CORES = os.cpu_count() or 2
 pytestmark = pytest.mark.timeout(1200)
@@ -27,13 +23,8 @@ pytestmark = pytest.mark.timeout(1200)
 @pytest.fixture(scope="module")
 def under_load(demo_out, tmp_path_factory):
     base = tmp_path_factory.mktemp("under_load")
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     with busy_cores(CORES) as load:
-        proc = subprocess.run(
-            [sys.executable, "-m", "autograder", "grade", NAME,
-             str(demo_out / NAME / "submitted"), "--out", str(base / "out"),
-             "--db", f"sqlite:///{base / 'gradebook.db'}", "--no-progress"],
-            check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+        proc = grade_class(NAME, demo_out / NAME / "submitted", base / "out")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return {"out": base / "out", "load": load, "quiet": demo_out / NAME / "graded"}
 

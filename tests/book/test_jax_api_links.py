@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from sphinx.util.inventory import InventoryFile
 
-from jaxcourse.jax_api_links import ALIASES, BASE, api_pages, resolve, target, write_inventory
+from jaxcourse.jax_api_links import BASE, api_pages, canonical, resolve, target, write_inventory
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = ROOT / "_build" / "html"
@@ -68,12 +68,7 @@ def test_target_reads_aliases_and_calls(text, name):
 def test_every_jax_name_in_the_chapters_is_linked_or_undocumented():
     written = set()
     for md in (ROOT / "book").rglob("*.md"):
-        for literal in INLINE.findall(md.read_text(encoding="utf-8")):
-            name = literal.removesuffix("()")
-            for short, full in ALIASES.items():
-                if name.startswith(short):
-                    name = full + name[len(short):]
-            written.add(name)
+        written |= {canonical(literal) for literal in INLINE.findall(md.read_text("utf-8"))}
     assert written - set(api_pages()) - UNDOCUMENTED == set()
     assert UNDOCUMENTED & set(api_pages()) == set()
 
