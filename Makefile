@@ -11,9 +11,13 @@ SHELL := /bin/bash
 VERSION_OF := import sys; print("%d.%d" % sys.version_info[:2])
 # $(call runs_as,NAME,VERSIONS): NAME's path if it runs and its major.minor is one of VERSIONS.
 runs_as = $(if $(filter $(2),$(shell $(1) -c '$(VERSION_OF)' 2>/dev/null)),$(shell command -v $(1)))
+# Where pyenv has a version it has not chosen, its shim does not run, but the version's own
+# interpreter does: for today's toolchain those are asked after the names on the PATH (a fresh
+# CI machine has pyenv's 3.11 chosen and 3.12 beside it, so `make TOOLCHAIN=current` finds it).
+PYENV_PYTHONS = $(sort $(wildcard $(shell pyenv root 2>/dev/null)/versions/$(1).*/bin/python$(1)))
 ifndef PYTHON
   LEGACY_PYTHON := $(call runs_as,python3.11,3.11)
-  CURRENT_PYTHON := $(firstword $(foreach p,python3.12 python3.13 python3,$(call runs_as,$(p),3.12 3.13 3.14)))
+  CURRENT_PYTHON := $(firstword $(foreach p,python3.12 python3.13 python3 $(call PYENV_PYTHONS,3.12) $(call PYENV_PYTHONS,3.13),$(call runs_as,$(p),3.12 3.13 3.14)))
 endif
 ifndef TOOLCHAIN
   ifdef PYTHON

@@ -21,15 +21,19 @@ ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ("bash", "sed", "test")
 
 
-def _dry_run(tmp_path: Path, pythons: dict[str, str | None], *args: str) -> str:
+def _dry_run(tmp_path: Path, pythons: dict[str, str | None], *args: str,
+             pyenv: str | None = None) -> str:
+    """``pyenv``: the text of a fake ``pyenv`` command; without it, none is on the PATH."""
     folder = tmp_path / "bin"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     for tool in TOOLS:
         if shutil.which(tool):
             (folder / tool).symlink_to(shutil.which(tool))
-    for name, version in pythons.items():
+    for name, version in {**pythons, **({"pyenv": pyenv} if pyenv else {})}.items():
         script = folder / name
-        script.write_text(FAKE_PYTHON.format(version=version, ensurepip=0) if version else BROKEN)
+        text = pyenv if name == "pyenv" else None
+        script.write_text(text or (FAKE_PYTHON.format(version=version, ensurepip=0) if version
+                                   else BROKEN))
         script.chmod(0o755)
     env = {**os.environ, "PATH": str(folder), "FAKE_LOG": str(tmp_path / "python.log")}
     for name in ("PYTHON", "TOOLCHAIN", "MAKEFLAGS", "MAKELEVEL"):
@@ -69,3 +73,21 @@ def test_a_named_toolchain_takes_its_own_python(tmp_path):
     pythons = {"python3.11": "3.11", "python3.12": "3.12"}
     line = _venv_line(_dry_run(tmp_path, pythons, "TOOLCHAIN=current"))
     assert line == f"test -x .venv312/bin/python || {tmp_path / 'bin' / 'python3.12'} -m venv .venv312"
+
+
+def test_today_s_toolchain_finds_a_pyenv_version_pyenv_has_not_chosen(tmp_path):
+    # A CI machine as this project's: pyenv chose 3.11, so the python3.12 shim does not run,
+    # but 3.12 is installed beside it. `make TOOLCHAIN=current` takes that version's own python.
+    root = tmp_path / "pyenv"
+    own = root / "versions" / "3.12.1" / "bin" / "python3.12"
+    own.parent.mkdir(parents=True)
+    own.write_text(FAKE_PYTHON.format(version="3.12", ensurepip=0))
+    own.chmod(0o755)
+    pythons = {"python3.11": "3.11", "python3.12": None, "python3": "3.11"}
+    output = _dry_run(tmp_path, pythons, "TOOLCHAIN=current",
+                      pyenv=f'#!/bin/bash\n[ "$1" = root ] && echo {root}\n')
+    assert _venv_line(output) == f"test -x .venv312/bin/python || {own} -m venv .venv312"
+    # Without TOOLCHAIN, the legacy toolchain stays where a python3.11 runs.
+    assert _venv_line(_dry_run(tmp_path / "again", pythons,
+                               pyenv=f'#!/bin/bash\n[ "$1" = root ] && echo {root}\n')
+                      ).endswith("python3.11 -m venv .venv")
