@@ -2,7 +2,7 @@
 solution cell, graded in process; the mutants the checks do not catch are listed.
 
     .venv/bin/python benchmarks/mutation_score.py --assignment ps4_core [--assignment ...]
-        [--seeds 2] [--limit K] [--workers 2] [--timeout 120] [--out FILE.json]
+        [--seeds 2] [--limit K] [--cell NAME ...] [--workers 2] [--timeout 120] [--out FILE.json]
 
 The mutants come from mutmut's operators (``mutmut.mutation.mutators.mutation_operators``, run by
 its ``MutationVisitor`` over a libcst tree of the cell's source): numbers, strings, names
@@ -30,6 +30,8 @@ the next. The mutants are trusted code: nothing is sandboxed.
 
 ``--limit K`` grades at most K mutants of each cell, spread evenly over the cell's mutants in
 source order, for a quick run; the table then says how many were graded, not how many exist.
+``--cell NAME`` (repeatable) grades the mutants of those solution cells only (their grade ids:
+``--cell vmap --cell cuda`` after a change to those tasks' checks); the table counts those.
 
 Prints one Markdown row per assignment (cells, mutants, killed, timed out, survived, score =
 (killed + timed out) / mutants, seconds) and then every survivor: cell, line and diff.
@@ -237,13 +239,18 @@ class Worker:
 
 
 def score_assignment(assignment: str, *, seeds: list[int], limit: int | None, workers: int,
-                     timeout: float, progress=print) -> dict:
+                     timeout: float, progress=print, cells: list[str] | None = None) -> dict:
     from autograder.instructor.classroom import solution_sources
 
     start = time.monotonic()
     reference = solution_sources(assignment, root=ROOT)
+    unknown = sorted(set(cells or ()) - set(reference))
+    if unknown:
+        raise SystemExit(f"{assignment} has no solution cell {unknown}; it has {sorted(reference)}")
     jobs = []
     for cell, source in reference.items():
+        if cells and cell not in cells:
+            continue
         mutants = first_order_mutants(source, cell)
         jobs += [(cell, m) for m in sample(mutants, limit)]
     pool = [Worker(assignment) for _ in range(max(1, workers))]
@@ -285,7 +292,7 @@ def score_assignment(assignment: str, *, seeds: list[int], limit: int | None, wo
         for w in pool:
             w.close()
     count = {s: sum(r["status"] == s for r in rows) for s in ("killed", "timeout", "survived")}
-    return {"assignment": assignment, "cells": len(reference), "mutants": len(rows),
+    return {"assignment": assignment, "cells": len(cells or reference), "mutants": len(rows),
             **count, "score": (count["killed"] + count["timeout"]) / len(rows) if rows else 1.0,
             "seconds": round(time.monotonic() - start, 1), "seeds": seeds, "limit": limit,
             "reference_scores": full, "rows": rows}
@@ -306,6 +313,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seeds", type=int, default=2, help="grade under seeds 0..N-1")
     parser.add_argument("--limit", type=int, default=None,
                         help="at most K mutants per cell, spread evenly over it")
+    parser.add_argument("--cell", action="append",
+                        help="only the mutants of this solution cell (its grade id)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per grading")
     parser.add_argument("--out", type=Path, help="write every mutant's verdict here (JSON)")
@@ -323,7 +332,7 @@ def main(argv: list[str]) -> int:
     for assignment in args.assignment or ASSIGNMENTS:
         results.append(score_assignment(assignment, seeds=seeds, limit=args.limit,
                                         workers=args.workers, timeout=args.timeout,
-                                        progress=say))
+                                        progress=say, cells=args.cell))
         if args.out:  # after each assignment, so a long run that is cut short keeps the rest
             args.out.write_text(json.dumps(results, indent=1) + "\n")
     print(table(results))

@@ -8,6 +8,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -60,3 +62,11 @@ def test_a_one_line_cell_has_its_one_mutant_with_its_diff():
     script = _script()
     diff = "--- cell\n+++ mutant\n@@ -1 +1 @@\n-x = y\n+x = None"
     assert script.first_order_mutants("x = y\n") == [script.Mutant(1, "Assign", "x = None\n", diff)]
+
+
+def test_cell_names_an_existing_solution_cell_or_the_run_stops_saying_which_exist():
+    with pytest.raises(SystemExit) as stopped:
+        _script().score_assignment("ps4_core", seeds=[0], limit=None, workers=1, timeout=1.0,
+                                   cells=["no_such_cell"])
+    message = str(stopped.value)
+    assert "no_such_cell" in message and "dce" in message, message
