@@ -51,6 +51,9 @@ MAX_MESSAGE_CHARS = 4_000
 COMPILE_TIMEOUT_S = 120.0
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _registered: dict[tuple[str, str], str] = {}
+# Each name cuda_kernel returned -> (its source's digest, the handler symbol it was asked for),
+# on a GPU or not: where nothing is compiled, what the name stands for is still known.
+_cuda_requests: dict[str, tuple[str, str]] = {}
 _libraries: list[ctypes.CDLL] = []  # kept alive: XLA calls into them
 _built: dict[str, Path] = {}  # (compiler, source) digest -> the library this process built
 _ISOLATED = False  # set once by isolate_kernels(); nothing sets it back
@@ -220,7 +223,7 @@ def cpu_kernel(source: str, *, symbol: str, prefix: str = "kernel") -> str:
         raise ValueError(f"symbol must be a C identifier, not {symbol!r}")
     if not isinstance(prefix, str) or not _SYMBOL.fullmatch(prefix):
         raise ValueError(f"prefix must be a C identifier, not {prefix!r}")
-    digest = hashlib.sha256(source.encode() if isinstance(source, str) else b"").hexdigest()[:12]
+    digest = source_digest(source if isinstance(source, str) else "")
     if _ISOLATED:
         return _record(f"{prefix}_{digest}", compile_library(source, name=prefix), symbol, "cpu")
     key = (digest, symbol)
@@ -243,8 +246,9 @@ def cuda_kernel(source: str, *, symbol: str, prefix: str = "kernel") -> str:
     """The CUDA twin of :func:`cpu_kernel`: the target name the CUDA handler has, registered
     (after compiling it with nvcc) only where jaxlib has a CUDA backend. Elsewhere the name is
     still what lowering for ``cuda`` puts in the program, and nothing is compiled."""
-    digest = hashlib.sha256(source.encode() if isinstance(source, str) else b"").hexdigest()[:12]
+    digest = source_digest(source if isinstance(source, str) else "")
     target = f"{prefix}_cuda_{digest}"
+    _cuda_requests[target] = (digest, symbol)
     key = (digest, f"cuda:{symbol}")
     if key in _registered:
         return _registered[key]
@@ -260,6 +264,17 @@ def cuda_kernel(source: str, *, symbol: str, prefix: str = "kernel") -> str:
     _libraries.append(library)
     _registered[key] = target
     return target
+
+
+def cuda_request(target: str) -> tuple[str, str] | None:
+    """For a name :func:`cuda_kernel` returned in this process, (the digest of the source it was
+    given, the handler symbol it was asked for); None for any other name."""
+    return _cuda_requests.get(target)
+
+
+def source_digest(source: str) -> str:
+    """The digest that names a kernel's target: the first 12 hex digits of the source's SHA-256."""
+    return hashlib.sha256(source.encode()).hexdigest()[:12]
 
 
 # --- running a kernel in a process of its own ----------------------------------------------

@@ -19,7 +19,8 @@ the checks of one class are listed once; ``benchmarks/input_classes.py ps5_kerne
   narrower and a wider float (float16 and bfloat16 under float32 and float64, float32 under
   float64).
 - ps5.vmap.x: x batched at axis 0, at a positive axis past 0, at a negative axis (w unbatched:
-  one kernel call, no loop). ps5.vmap.w: w batched alone, and with x.
+  one kernel call, no loop). ps5.vmap.w: w batched alone (float64), and with x (float32: the
+  result's dtype is judged, so weights a rule makes up in another dtype than x's show).
 - ps5.vmap.nested: each of the nine (outer, inner) mixes of x, w or both batched, under jit.
 - ps5.kernel.large: large x / t of both signs (exp overflows unless shifted); rows whose every
   x / t lies far below zero (exp(x / t) underflows: a running maximum that starts anywhere but
@@ -28,6 +29,9 @@ the checks of one class are listed once; ``benchmarks/input_classes.py ps5_kerne
   x float32 with w float64, t < 0 and t = 0; each refusal must be an ffi::Error::InvalidArgument
   (the task names it), not another error code.
 - ps5.grad.grad, .jit and .jvp: float64 inputs and float32 inputs (whose derivatives are float32).
+- ps5.cuda.lowering: a matrix and an x of three axes, each with three or more float32 rows (x
+  larger than w), lowered for a GPU (the CUDA call's operands, x then w, its result's shape, t)
+  and for a CPU, and run on the CPU (the CPU branch's values).
 """
 
 from __future__ import annotations
@@ -345,10 +349,21 @@ def _grad_cases(mode: str):
     return make
 
 
-def _cuda_case(rng):
-    shape = _shape(rng, int(rng.integers(1, 4)), odd=True)
-    x, w = _arrays(rng, shape, np.float32)
-    return {"x": x, "w": w, "t": _t(rng.uniform(0.3, 3.0))}
+def _cuda_case(rank: int):
+    # Three or more rows, so that x holds more elements than w and a call that hands the kernel
+    # its operands in another order, or one of them only, shows in the lowered call's types.
+    def make(rng):
+        shape = [int(rng.choice([3, 5, 7]))] + _shape(rng, rank - 1, odd=True)
+        x, w = _arrays(rng, shape, np.float32)
+        return {"x": x, "w": w, "t": _t(rng.uniform(0.3, 3.0))}
+
+    return make
+
+
+# A matrix and three axes: the result's shape is x's without its last axis, which for a matrix
+# is also x's first axis alone.
+CUDA_LOWERING_CASES = _cases(("a matrix of three or more rows", _cuda_case(2)),
+                             ("three axes, three or more rows in front", _cuda_case(3)))
 
 
 def _cuda_values(rng):
@@ -448,7 +463,12 @@ def expect_grad(inputs):
 
 
 def expect_cuda_lowering(inputs):
-    return _t(inputs["t"])
+    """t as the CUDA call's float32 attribute, the sizes of its operands (x, then w), its
+    result's shape, and lse_any's values on a CPU."""
+    x, w = inputs["x"], inputs["w"]
+    return {"t": _t(inputs["t"]), "operands": [int(x.size), int(w.size)],
+            "result": list(x.shape[:-1]),
+            "y": np.asarray(lse_jax(x, w, inputs["t"])).astype(x.dtype)}
 
 
 # --- judges ----------------------------------------------------------------------------------
@@ -559,7 +579,7 @@ def judge_cuda_compiles(expected, outcome: Outcome) -> Verdict:
     return Verdict(True)
 
 
-def judge_cuda_lowering(expected_t, outcome: Outcome) -> Verdict:
+def judge_cuda_lowering(expected, outcome: Outcome) -> Verdict:
     failed = judge.raised(outcome)
     if failed:
         return failed
@@ -567,17 +587,35 @@ def judge_cuda_lowering(expected_t, outcome: Outcome) -> Verdict:
     target, cuda_target = got.get("target"), got.get("cuda_target")
     if not isinstance(cuda_target, str) or cuda_target == target:
         return Verdict(False, "CUDA_TARGET must be the name cuda_kernel returned")
+    request = got.get("cuda_request")
+    if not isinstance(request, dict):
+        return Verdict(False, "CUDA_TARGET is not a name cuda_kernel returned")
+    if request.get("from_lse_cu") is not True:
+        return Verdict(False, "CUDA_TARGET was built from another source than LSE_CU")
+    if request.get("symbol") != "LseCuda":
+        return Verdict(False, f"cuda_kernel was asked for the handler symbol "
+                              f"{request.get('symbol')}; LSE_CU's handler is LseCuda")
     if got.get("cuda") != [cuda_target]:
         return Verdict(False, f"lowered for a GPU, lse_any calls {got.get('cuda')}, not the "
                               "CUDA kernel alone")
+    if got.get("cuda_operands") != [expected["operands"]]:
+        return Verdict(False, "lowered for a GPU, the CUDA call's operands hold "
+                              f"{got.get('cuda_operands')} elements; x's and w's, in that order, "
+                              f"hold {expected['operands']}")
+    if got.get("cuda_results") != [expected["result"]]:
+        return Verdict(False, f"lowered for a GPU, the CUDA call returns the shape(s) "
+                              f"{got.get('cuda_results')}; x's rows are {expected['result']}")
     # The probe runs lse_any with the grader's lse_ffi (a host callback, not the notebook's
     # ffi_call, which ps5.ffi_call grades): on a CPU, one call that is not the CUDA kernel.
     cpu = got.get("cpu") or []
     if len(cpu) != 1 or cuda_target in cpu:
         return Verdict(False, f"lowered for a CPU, lse_any calls {cpu}, not the CPU kernel alone")
     values = [float(v) for v in got.get("cuda_t") or []]
-    if len(values) != 1 or not np.isclose(values[0], expected_t, rtol=1e-6):
+    if len(values) != 1 or not np.isclose(values[0], expected["t"], rtol=1e-6):
         return Verdict(False, "the CUDA call does not pass t as its float32 attribute")
+    on_cpu = _values(expected["y"], [got.get("cpu_y")])
+    if not on_cpu.passed:
+        return Verdict(False, f"run on a CPU, lse_any gives wrong values: {on_cpu.message}")
     return Verdict(True)
 
 
@@ -702,8 +740,9 @@ CHECKS = (
            lambda inputs: None, judge_cuda_compiles, timeout_s=200.0,
            blame="in LSE_CU, the CUDA source"),
     _check("ps5.cuda.lowering", CUDA, "lse_any lowers to the CUDA kernel for a GPU, the C++ "
-           "one for a CPU", 3, "test_cuda", "probe_cuda_lowering", _cuda_case,
-           expect_cuda_lowering, judge_cuda_lowering, blame="in lse_any"),
+           "one for a CPU, and its values on a CPU are right", 3, "test_cuda",
+           "probe_cuda_lowering", CUDA_LOWERING_CASES, judge.expect_each(expect_cuda_lowering),
+           judge.judge_each(judge_cuda_lowering), blame="in lse_any"),
     _check("ps5.cuda.values", CUDA, "on a GPU: the CUDA kernel's values, odd and empty sizes",
            3, "test_cuda", "probe_cuda_values", _cuda_values, expect_cuda_values,
            judge_cuda_values,

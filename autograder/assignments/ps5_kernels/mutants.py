@@ -192,6 +192,17 @@ EDITS = {
         "the CUDA call passes t as a Python float, a float64 attribute",
         "cuda", CUDA, "        return call(x, w, t=np.float32(t))\n",
         "        return call(x, w, t=t)\n"),
+    "cuda_operands_swapped": (
+        "the CUDA call gets w first and x second: the kernel reads the weights as rows",
+        "cuda", CUDA, "        return call(x, w, t=np.float32(t))\n",
+        "        return call(w, x, t=np.float32(t))\n"),
+    "cuda_cpu_branch_wrong_t": (
+        "lse_any's CPU branch runs the C++ kernel at t = 1, not the t it was given",
+        "cuda", CUDA, "cpu=lambda x, w: lse_ffi(x, w, t)", "cpu=lambda x, w: lse_ffi(x, w, 1.0)"),
+    "vmap_weights_in_default_dtype": (
+        "the w-batched rule's unit weights take JAX's default dtype, not x's: a float32 call "
+        "batched over w returns float64",
+        "vmap", VMAP, "jnp.ones(x.shape[-1], x.dtype)", "jnp.ones(x.shape[-1])"),
 }
 
 # Wrong solutions whose kernel aborts the process (a failed assertion in the FFI headers), which

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import re
 import shutil
 import subprocess
@@ -31,10 +32,12 @@ from jaxcourse.kernels.build import (
     KernelBuildError,
     KernelCallError,
     compile_library,
+    cuda_request,
     isolate_kernels,
     kernels_isolated,
     ptx,
     run_isolated,
+    source_digest,
 )
 
 CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "custom_jvp_call",
@@ -236,22 +239,27 @@ def _report(run: _Run, values) -> dict:
 
 
 class _HostKernel:
-    """What the grader's ``lse_ffi`` calls: the operation on the host, for one t."""
+    """What the grader's ``lse_ffi`` calls: the operation on the host, for one t, its result in
+    ``dtype``."""
 
-    def __init__(self, t: float):
-        self.t = t
+    def __init__(self, t: float, dtype):
+        self.t, self.dtype = t, np.dtype(dtype)
 
     def __call__(self, x, w):
-        return _lse_numpy(np.asarray(x), np.asarray(w), self.t)
+        return _lse_numpy(np.asarray(x), np.asarray(w), self.t).astype(self.dtype)
 
 
 def _grader_lse_ffi(x, w, t, *, vmap_method=None):
     """Stands in for the notebook's ``lse_ffi`` in the batching and derivative probes: the same
     contract (one call per batch, ``vmap_method`` with ffi_call's meanings), through
-    ``jax.pure_callback`` instead of the kernel, so those probes run no student kernel."""
+    ``jax.pure_callback`` instead of the kernel, so those probes run no student kernel. Its
+    result has the dtype ps5.ffi_call asks of ``lse_ffi``, x's and w's promoted together: a
+    batching rule that hands the kernel weights of another dtype than x's changes the result's
+    dtype here as it would with the notebook's own ``lse_ffi``."""
     x, w = jnp.asarray(x), jnp.asarray(w)
-    shape = jax.ShapeDtypeStruct(x.shape[:-1], x.dtype)
-    return jax.pure_callback(_HostKernel(float(np.float32(t))), shape, x, w,
+    dtype = jnp.promote_types(x.dtype, w.dtype)
+    shape = jax.ShapeDtypeStruct(x.shape[:-1], dtype)
+    return jax.pure_callback(_HostKernel(float(np.float32(t)), dtype), shape, x, w,
                              vmap_method=vmap_method)
 
 
@@ -393,12 +401,35 @@ def _has(platform: str) -> bool:
         return False
 
 
+def _call_types(text: str) -> tuple[list[list[int]], list[list[int]]]:
+    """For each custom call in a lowered program's text: the number of elements of each of its
+    operands, in order, and its first result's shape, from the call's type
+    (``... : (tensor<3x5xf32>, tensor<5xf32>) -> tensor<3xf32>``)."""
+    sizes, results = [], []
+    for line in text.splitlines():
+        if "custom_call @" not in line:
+            continue
+        signature = re.search(r"\}\s*:\s*\(([^()]*)\)\s*->\s*\(?\s*tensor<([^>]*)>", line)
+        types = re.findall(r"tensor<([^>]*)>", signature.group(1)) if signature else []
+        sizes.append([math.prod(int(d) for d in t.split("x")[:-1]) for t in types])
+        results.append([int(d) for d in signature.group(2).split("x")[:-1]] if signature else [])
+    return sizes, results
+
+
+@each_case
 def probe_cuda_lowering(ns, inputs):
     with _GraderFfi(ns):
         f = own(ns, "lse_any")
         t = inputs["t"]
         x, w = _array(inputs["x"]), _array(inputs["w"])
         found = {"target": _name(ns, "TARGET"), "cuda_target": _name(ns, "CUDA_TARGET")}
+        # What cuda_kernel was asked to build under that name: on a GPU it compiles the source
+        # and looks the symbol up; here it only names them, so the probe reads the request.
+        request = cuda_request(found["cuda_target"]) if found["cuda_target"] else None
+        source = ns.get("LSE_CU")
+        found["cuda_request"] = None if request is None else {
+            "from_lse_cu": isinstance(source, str) and request[0] == source_digest(source),
+            "symbol": request[1] if isinstance(request[1], str) else repr(request[1])}
         for platform in ("cpu", "cuda"):
             # The grader's lse_ffi is a host callback, which lowers only for the backend of the
             # devices it runs on: a CPU device for the CPU's program, a GPU for the GPU's where
@@ -410,6 +441,10 @@ def probe_cuda_lowering(ns, inputs):
                     lowering_platforms=(platform,)).as_text()
             found[platform] = re.findall(r"custom_call @([\w.]+)\(", text)
             found[f"{platform}_t"] = re.findall(r"\bt = ([-+0-9.eE]+) : f32", text)
+            found[f"{platform}_operands"], found[f"{platform}_results"] = _call_types(text)
+        # And run on a CPU: the CPU branch's values (with the grader's lse_ffi, as above).
+        with jax.default_device(jax.devices("cpu")[0]):
+            found["cpu_y"] = np.asarray(jax.jit(lambda x, w: f(x, w, t))(x, w))
         return found
 
 

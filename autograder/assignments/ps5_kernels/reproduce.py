@@ -166,6 +166,7 @@ for in_axes, x, w, want in cases:
     print("  a correct solution:", want)
     if all(w_axis is None for _, w_axis in in_axes):
         assert (calls, loops) == (1, 0), "only x is batched: one kernel call, no loop"
+    assert y.dtype == want.dtype, f"the result is {y.dtype}; the unbatched call's is {want.dtype}"
     np.testing.assert_allclose(y, want, $tolerance)
 """)
 
@@ -216,6 +217,12 @@ CUDA_LOWERING = Template("""\
 x = $x
 w = $w
 t = $t
+# The same name from the same source, handler symbol and prefix: CUDA_TARGET was built from LSE_CU
+prefix = CUDA_TARGET.rsplit("_cuda_", 1)[0]
+expected_name = cuda_kernel(LSE_CU, symbol="LseCuda", prefix=prefix)
+print("your CUDA_TARGET:", CUDA_TARGET, "; a correct solution's, for your LSE_CU:", expected_name)
+assert expected_name == CUDA_TARGET, (
+    "CUDA_TARGET must be the name cuda_kernel returns for LSE_CU and the handler LseCuda")
 for platform, target in (("cuda", CUDA_TARGET), ("cpu", TARGET)):
     text = jax.jit(lambda x, w: lse_any(x, w, t)).trace(x, w).lower(
         lowering_platforms=(platform,)).as_text()
@@ -225,6 +232,13 @@ for platform, target in (("cuda", CUDA_TARGET), ("cpu", TARGET)):
     parts = [p.strip() for p in calls[0].replace("{", ",").replace("}", ",").split(",")]
     assert platform == "cpu" or any(p.startswith("t = ") and p.endswith(": f32") for p in parts), (
         "the CUDA call must pass t as a float32 attribute")
+    assert platform == "cpu" or "(tensor<3x5xf32>, tensor<5xf32>) ->" in calls[0], (
+        "the CUDA call takes x (3 x 5), then w (5), and nothing else")
+want = $want  # lse_any's values from a correct solution
+with jax.default_device(jax.devices("cpu")[0]):  # and run on a CPU
+    y = np.asarray(jax.jit(lambda x, w: lse_any(x, w, t))(x, w))
+print("on a CPU your code gives", y, "; a correct solution", want)
+np.testing.assert_allclose(y, want, rtol=2e-5, atol=2e-5)
 """)
 
 
@@ -337,14 +351,16 @@ def _vmap(check_id: str) -> str:
         for x_axis, w_axis, size in reversed(levels):
             x_shape = checks._insert(x_shape, x_axis, size)
             w_shape = checks._insert(w_shape, w_axis, size)
-        x = _draw(rng, x_shape)
-        w = np.round(rng.uniform(0.1, 2.0, size=w_shape), 3)
+        # As the check: ps5.vmap.w's calls with x batched too are float32, the others float64.
+        dtype = "float32" if check_id == "ps5.vmap.w" and levels[0][0] is not None else "float64"
+        x = _draw(rng, x_shape, dtype)
+        w = np.round(rng.uniform(0.1, 2.0, size=w_shape), 3).astype(dtype)
         in_axes = [[xa, wa] for xa, wa, _ in levels]
         want = checks.expect_vmap({"x": x, "w": w, "t": t, "in_axes": in_axes})["value"]
         rows.append(f"    ({in_axes!r},\n     {literal(x)},\n     {literal(w)},\n     "
                     f"{literal(want)}),\n")
-    return COUNT + VMAP.substitute(t=repr(t), cases="".join(rows),
-                                   tolerance=TOLERANCE["float64"])
+    tolerance = TOLERANCE["float32" if check_id == "ps5.vmap.w" else "float64"]
+    return COUNT + VMAP.substitute(t=repr(t), cases="".join(rows), tolerance=tolerance)
 
 
 def _grad(check_id: str) -> str:
@@ -375,4 +391,6 @@ def _cuda_compiles(check_id: str) -> str:
 def _cuda_lowering(check_id: str) -> str:
     rng = public_rng(check_id)
     x, w = _draw(rng, (3, 5), "float32"), _weights(rng, 5, "float32")
-    return CUDA_LOWERING.substitute(x=literal(x), w=literal(w), t=repr(checks._t(0.9)))
+    t = checks._t(0.9)
+    want = np.asarray(checks.lse_jax(x, w, t)).astype(np.float32)
+    return CUDA_LOWERING.substitute(x=literal(x), w=literal(w), t=repr(t), want=literal(want))
