@@ -2,9 +2,12 @@
 them: in a fresh kernel after the notebook's own cells (tests/reproducer_kernel.py).
 
 - every check has a snippet that passes the cell policy, the same text every time;
-- after the reference solution, and after each correct alternative, every snippet runs to the end;
-- after a wrong solution (the demo class's wrong students, the partial and the untouched notebook,
-  and every other mutant), the snippet of each check the solution fails when graded raises.
+- after each correct alternative, every snippet runs to the end;
+- after a wrong solution (every mutant outside the demo class), the snippet of each check the
+  solution fails when graded raises.
+
+The reference and the demo class's students (graded by the real command) are
+tests/test_demo_reproducers.py's, for every assignment at once.
 
 Which checks a solution fails comes from the session's in-process grading of every notebook the
 contract names (``failed_checks``, tests/conftest.py: tests/contract/grade_variants.py, seed 0).
@@ -17,20 +20,16 @@ import pytest
 from grade_inprocess import ROOT
 from reproducer_kernel import passed_after, raised_after, snippet_problems
 
-from autograder.instructor import classroom
 from autograder.assignments.ps4_core import checks, mutants, reproduce
+from autograder.instructor import classroom
 
 pytestmark = pytest.mark.timeout(1800)
 
 NAME = "ps4_core"
 CHECKS = [check for check in checks.CHECKS if not check.needs_gpu]
-DEMO = classroom.demo_submissions(NAME, root=ROOT)
-# Wrong solutions: the demo class's, and every other mutant (all three tasks).
-WRONG = {
-    **{student: nb for student, nb in DEMO.items() if student not in ("full", "broken")},
-    **{name: classroom.mutant_submission(NAME, name, root=ROOT)
-       for name in mutants.MUTANTS if name not in mutants.DEMO},
-}
+# Wrong solutions: every mutant outside the demo class (all three tasks).
+WRONG = {name: classroom.mutant_submission(NAME, name, root=ROOT)
+         for name in mutants.MUTANTS if name not in mutants.DEMO}
 
 
 @pytest.fixture(scope="module")
@@ -59,12 +58,6 @@ def test_snippets_are_deterministic_and_leave_the_configuration_alone(codes):
     assert jax.config.jax_enable_x64 == before
 
 
-def test_every_snippet_runs_after_the_reference(codes):
-    reference = classroom.make_submission(
-        NAME, classroom.solution_sources(NAME, root=ROOT), root=ROOT)
-    assert raised_after(reference, codes) == {}
-
-
 @pytest.mark.parametrize("alternative", sorted(mutants.ALTERNATIVES))
 def test_every_snippet_runs_after_a_correct_alternative(alternative, codes):
     _, fills = mutants.ALTERNATIVES[alternative]
@@ -84,4 +77,4 @@ def test_the_snippet_of_each_failed_check_raises(student, codes, failed):
 def test_the_wrong_solutions_cover_every_task(failed):
     tasks = {check.id: check.task for check in CHECKS}
     assert {tasks[i] for ids in failed.values() for i in ids} == {t.id for t in checks.TASKS}
-    assert len(WRONG) - len(mutants.DEMO) - 2 >= 8
+    assert len(WRONG) >= 8
