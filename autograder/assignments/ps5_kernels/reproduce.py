@@ -346,20 +346,22 @@ def _vmap(check_id: str) -> str:
     rng = public_rng(check_id)
     t = checks._t(0.7)
     rows = []
-    for base, levels in VMAP_CASES[check_id]:
+    for index, (base, levels) in enumerate(VMAP_CASES[check_id]):
         x_shape, w_shape = list(base), [base[-1]]
         for x_axis, w_axis, size in reversed(levels):
             x_shape = checks._insert(x_shape, x_axis, size)
             w_shape = checks._insert(w_shape, w_axis, size)
-        # As the check: ps5.vmap.w's calls with x batched too are float32, the others float64.
-        dtype = "float32" if check_id == "ps5.vmap.w" and levels[0][0] is not None else "float64"
+        # The dtypes as the check has them: ps5.vmap.w's calls with x batched too are float32,
+        # every other one of ps5.vmap.nested's (the first included), the others float64.
+        dtype = "float32" if (check_id == "ps5.vmap.w" and levels[0][0] is not None
+                              or check_id == "ps5.vmap.nested" and index % 2 == 0) else "float64"
         x = _draw(rng, x_shape, dtype)
         w = np.round(rng.uniform(0.1, 2.0, size=w_shape), 3).astype(dtype)
         in_axes = [[xa, wa] for xa, wa, _ in levels]
         want = checks.expect_vmap({"x": x, "w": w, "t": t, "in_axes": in_axes})["value"]
         rows.append(f"    ({in_axes!r},\n     {literal(x)},\n     {literal(w)},\n     "
                     f"{literal(want)}),\n")
-    tolerance = TOLERANCE["float32" if check_id == "ps5.vmap.w" else "float64"]
+    tolerance = TOLERANCE["float64" if check_id == "ps5.vmap.x" else "float32"]
     return COUNT + VMAP.substitute(t=repr(t), cases="".join(rows), tolerance=tolerance)
 
 
