@@ -425,7 +425,7 @@ def probe_cuda_lowering(ns, inputs):
         found = {"target": _name(ns, "TARGET"), "cuda_target": _name(ns, "CUDA_TARGET")}
         # What cuda_kernel was asked to build under that name: on a GPU it compiles the source
         # and looks the symbol up; here it only names them, so the probe reads the request.
-        request = cuda_request(found["cuda_target"]) if found["cuda_target"] else None
+        request = cuda_request(found["cuda_target"])  # _name made it a str
         source = ns.get("LSE_CU")
         found["cuda_request"] = None if request is None else {
             "from_lse_cu": isinstance(source, str) and request[0] == source_digest(source),
