@@ -99,8 +99,12 @@ release: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m autograder demo --out _build/demo
 
+# Two pytest-xdist workers (TEST_WORKERS=1: one plain process), each taking whole modules, the
+# costliest first (tests/conftest.py, COSTLIEST_FIRST); what several modules grade (the demo
+# classes, each assignment's notebooks in process) is graded once, by the first worker to ask.
+TEST_WORKERS ?= 2
 test: $(STAMP) book
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
 # The inner loop: every test not marked `slow` (no whole classes graded by the real command, no
 # built book, no browser), so the book is not built. Narrow it with MARK="ps1 and jvp" (markers:

@@ -27,8 +27,11 @@ Markers (registered in pyproject.toml; ``--strict-markers`` is on), applied at c
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import importlib
 import inspect
+import json
 import os
 import re
 import signal
@@ -76,14 +79,53 @@ SLOW_TESTS: dict[str, str] = {
     "autograder/test_release_gradebook.py::test_a_release_that_would_orphan_graded_submissions_says_why":
         "releases through nbgrader four times, the command once (20 s of CPU)",
 }
+# Under pytest-xdist (`make test`: two workers, `--dist loadfile --no-loadscope-reorder`), the
+# modules are handed out in collection order, one whole module at a time: these, the costliest
+# (seconds of the whole run on a 2-core machine, README "Tests"), go first, so that neither worker
+# is left with a long module at the end while the other has nothing to do. The first two grade
+# the session's demo classes and ps1's notebooks, which later modules then find done.
+COSTLIEST_FIRST = (
+    "autograder/test_grades_under_load.py", "assignments/test_ps1_primitives_reproducers.py",
+    "browser/test_site.py", "assignments/test_ps3_pitfalls_reproducers.py",
+    "assignments/test_ps5_kernels_reproducers.py", "autograder/test_attack_notebooks.py",
+    "assignments/test_ps5_sandbox.py", "assignments/test_ps2_autodidax_reproducers.py",
+    "test_dask_cluster.py", "test_demo_reproducers.py", "test_gradescope_setup.py",
+    "assignments/test_ps4_core_reproducers.py", "browser/test_zh_site.py",
+)
 # Read the built book: the whole module.
 BOOK_MODULES = ("book/test_executed_chapters.py",)
 
 
-@pytest.fixture(scope="session")
-def demo_out(tmp_path_factory) -> Path:
-    """`python -m autograder demo --out OUT`: every assignment's demo class, graded locally."""
-    out = tmp_path_factory.mktemp("demo")
+def _shared_folder(tmp_path_factory) -> Path | None:
+    """Under pytest-xdist (``make test`` runs two workers), the run's temporary folder that every
+    worker shares (each has its own below it); None in a plain pytest process."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return None
+    return tmp_path_factory.getbasetemp().parent
+
+
+@contextlib.contextmanager
+def _first_worker_does(folder: Path, key: str):
+    """Held while one worker does the session's ``key`` work in ``folder``: the other workers wait
+    on the lock (fcntl) and then find it done. Yields whether it is still to do."""
+    with open(folder / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        failed = folder / f"{key}.failed"
+        if failed.exists():  # the first worker's failure, not a second half-hour of grading
+            pytest.fail(failed.read_text(), pytrace=False)
+        done = folder / f"{key}.done"
+        if done.exists():
+            yield False
+            return
+        try:
+            yield True
+        except BaseException as err:
+            failed.write_text(f"(in another worker) {err}")
+            raise
+        done.touch()
+
+
+def _grade_demo(out: Path) -> Path:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     # A session of its own, so that a run past its limit is stopped with everything it started.
     run = subprocess.Popen([sys.executable, "-m", "autograder", "demo", "--out", str(out)],
@@ -101,6 +143,19 @@ def demo_out(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def demo_out(tmp_path_factory) -> Path:
+    """`python -m autograder demo --out OUT`: every assignment's demo class, graded locally, once
+    per test run (under pytest-xdist, by the first worker that asks). Read only."""
+    shared = _shared_folder(tmp_path_factory)
+    if shared is None:
+        return _grade_demo(tmp_path_factory.mktemp("demo"))
+    with _first_worker_does(shared, "demo") as to_do:
+        if to_do:
+            _grade_demo(shared / "demo")
+    return shared / "demo"
+
+
 # --- every notebook an assignment's contract names, graded once per session, in process ---------
 
 def contract_variants(name: str) -> list[str]:
@@ -115,7 +170,7 @@ def contract_variants(name: str) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def graded():
+def graded(tmp_path_factory):
     """``graded(name)``: variant -> report (tests/contract/grade_variants.py), each assignment
     graded once, when a test first asks. The contract tests judge these reports; the reproducer
     tests take from them the checks each wrong notebook fails, instead of grading it again."""
@@ -125,10 +180,21 @@ def graded():
     from autograder.assignments import REGISTRY
 
     cache: dict[str, dict[str, dict]] = {}
+    shared = _shared_folder(tmp_path_factory)
 
     def get(name: str) -> dict[str, dict]:
-        if name not in cache:
+        if name in cache:
+            return cache[name]
+        if shared is None:
             cache[name] = in_subprocesses(REGISTRY[name], contract_variants(name))
+            return cache[name]
+        # Under pytest-xdist: graded once per run, by the first worker that asks.
+        saved = shared / f"graded-{name}.json"
+        with _first_worker_does(shared, f"graded-{name}") as to_do:
+            if to_do:
+                saved.write_text(json.dumps(in_subprocesses(REGISTRY[name],
+                                                            contract_variants(name))))
+        cache[name] = json.loads(saved.read_text())
         return cache[name]
 
     return get
@@ -293,3 +359,11 @@ def pytest_collection_modifyitems(config, items):
         waits = sum(_fixture_limit(item, f) for f in item.fixturenames)
         if waits and _limit(item):  # a limit of 0: none at all
             item.add_marker(pytest.mark.timeout(_limit(item) + waits), append=False)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: _cost_rank(item.path))
+
+
+def _cost_rank(path) -> int:
+    where = Path(str(path)).resolve()
+    module = where.relative_to(TESTS).as_posix() if where.is_relative_to(TESTS) else ""
+    return COSTLIEST_FIRST.index(module) if module in COSTLIEST_FIRST else len(COSTLIEST_FIRST)
