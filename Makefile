@@ -1,19 +1,20 @@
-# `make`      : set up .venv, build the book, release the student notebooks, grade the demo class.
+# `make`      : set up .venv (.venv311 for Python 3.11), build the book, release the student notebooks, grade the demo class.
 # `make test` : the whole test suite (what .ci/run calls).
 SHELL := /bin/bash
-# Two pinned toolchains. legacy: Python 3.11, JAX 0.10.2, constraints.txt, .venv.
-# current: Python 3.12, today's JAX, constraints-py312.txt, .venv312. `make TOOLCHAIN=current`
-# picks one; so does `make PYTHON=python3.12` (any interpreter that is not 3.11 is `current`).
-# Without either: legacy where a python3.11 runs, current otherwise (a machine with only today's
-# Python gets today's JAX, which needs Python 3.12 or later). "Runs": a name on the PATH is not
-# enough, since pyenv puts a shim on it for every version it has, and a shim of a version pyenv
-# has not chosen only says "command not found" (tests/test_makefile_toolchain.py).
+# Two pinned toolchains. current (the primary): Python 3.12 or 3.13, the JAX the book teaches
+# (requirements.txt), constraints-py312.txt, .venv. legacy: Python 3.11, JAX 0.10.2 (the last
+# pip offers there), constraints.txt, .venv311. `make TOOLCHAIN=legacy` picks one; so does `make
+# PYTHON=python3.11` (any interpreter that is not 3.11 is `current`). Without either: current
+# where a Python 3.12 or later runs, legacy where only a Python 3.11 does (a machine with only
+# Python 3.11 still gets a working course). "Runs": a name on the PATH is not enough, since pyenv puts a shim on it
+# for every version it has, and a shim of a version pyenv has not chosen only says "command not
+# found" (tests/test_makefile_toolchain.py).
 VERSION_OF := import sys; print("%d.%d" % sys.version_info[:2])
 # $(call runs_as,NAME,VERSIONS): NAME's path if it runs and its major.minor is one of VERSIONS.
 runs_as = $(if $(filter $(2),$(shell $(1) -c '$(VERSION_OF)' 2>/dev/null)),$(shell command -v $(1)))
 # Where pyenv has a version it has not chosen, its shim does not run, but the version's own
 # interpreter does: for today's toolchain those are asked after the names on the PATH (a fresh
-# CI machine has pyenv's 3.11 chosen and 3.12 beside it, so `make TOOLCHAIN=current` finds it).
+# CI machine has pyenv's 3.11 chosen and 3.12 beside it, so `make` finds 3.12).
 PYENV_PYTHONS = $(sort $(wildcard $(shell pyenv root 2>/dev/null)/versions/$(1).*/bin/python$(1)))
 ifndef PYTHON
   LEGACY_PYTHON := $(call runs_as,python3.11,3.11)
@@ -23,25 +24,33 @@ ifndef TOOLCHAIN
   ifdef PYTHON
     TOOLCHAIN := $(if $(filter 3.11,$(shell $(PYTHON) -c '$(VERSION_OF)')),legacy,current)
   else
-    TOOLCHAIN := $(if $(LEGACY_PYTHON),legacy,current)
+    TOOLCHAIN := $(if $(CURRENT_PYTHON),current,$(if $(LEGACY_PYTHON),legacy,current))
   endif
 endif
 ifeq ($(TOOLCHAIN),current)
   PYTHON ?= $(CURRENT_PYTHON)
   WANTED := Python 3.12 or later (python3.12, python3.13 or python3)
-  VENV := .venv312
+  VENV := .venv
   CONSTRAINTS := constraints-py312.txt
 else
   PYTHON ?= $(LEGACY_PYTHON)
   WANTED := Python 3.11 (python3.11)
-  VENV := .venv
+  VENV := .venv311
   CONSTRAINTS := constraints.txt
 endif
-# requirements.txt pins the legacy JAX; the current toolchain takes jax and jaxlib from its
-# constraints file instead.
-REQUIREMENTS := $(if $(filter current,$(TOOLCHAIN)),$(VENV)/requirements-current.txt,requirements.txt)
+# requirements.txt pins the JAX the book teaches; the legacy toolchain takes jax and jaxlib from
+# its constraints file instead (0.10.2).
+REQUIREMENTS := $(if $(filter legacy,$(TOOLCHAIN)),$(VENV)/requirements-legacy.txt,requirements.txt)
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# A virtual environment of the other toolchain under this one's name (a .venv made with Python
+# 3.11 before the primary toolchain became 3.12's) would be taken as set up: say so instead.
+VENV_VERSION := $(if $(wildcard $(BIN)/python),$(shell $(BIN)/python -c '$(VERSION_OF)' 2>/dev/null))
+ifneq ($(VENV_VERSION),)
+  ifneq ($(filter 3.11,$(VENV_VERSION)),$(if $(filter legacy,$(TOOLCHAIN)),3.11,))
+    $(error $(VENV) holds Python $(VENV_VERSION), not the $(TOOLCHAIN) toolchain's $(WANTED): remove it (rm -rf $(VENV)) and run make again)
+  endif
+endif
 # nbgrader's gradebook runs `alembic` as a subprocess: the venv's tools must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
@@ -55,7 +64,7 @@ $(STAMP): requirements.txt $(CONSTRAINTS) pyproject.toml scripts/install_browser
 	bash scripts/install_browser.sh
 	@test -x $(BIN)/python || test -n "$(PYTHON)" || { echo "make: no $(WANTED) runs on this PATH; install one, or name it: make PYTHON=/path/to/python" >&2; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(if $(filter current,$(TOOLCHAIN)),sed -E 's/^(jax|jaxlib)==.*/\1/' requirements.txt > $(REQUIREMENTS))
+	$(if $(filter legacy,$(TOOLCHAIN)),sed -E 's/^(jax|jaxlib)==.*/\1/' requirements.txt > $(REQUIREMENTS))
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r $(REQUIREMENTS) -c $(CONSTRAINTS)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	# nbgrader's Create Assignment panel edits the cell metadata the grader reads: not for students.
@@ -66,7 +75,9 @@ $(STAMP): requirements.txt $(CONSTRAINTS) pyproject.toml scripts/install_browser
 # the book loads, the CUDA handler with nvcc for Hopper (sm_90) to prove it compiles (no GPU needed).
 # The XLA FFI headers ship with jaxlib. Skipped, with a note, where nvcc is missing.
 KERNEL_SRC := jaxcourse/kernels
-KERNEL_OUT := _build/kernels
+# Each toolchain's own folder (jaxcourse/kernels/__init__.py's BUILD): JAX 0.10.2's XLA refuses a
+# handler built against JAX 0.12's FFI headers (it declares a newer FFI API).
+KERNEL_OUT := $(if $(filter legacy,$(TOOLCHAIN)),_build/kernels-legacy,_build/kernels)
 FFI_INCLUDE := $(BIN)/python -c 'import jax; print(jax.ffi.include_dir())'
 NVCC ?= $(shell command -v nvcc || echo /usr/local/bin/nvcc)
 kernels: $(KERNEL_OUT)/librms_norm.so $(KERNEL_OUT)/librms_norm_cuda.so
@@ -112,6 +123,14 @@ test: $(STAMP) book
 .PHONY: test-fast
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow$(if $(MARK), and ($(MARK)))" $(ARGS)
+
+# The second toolchain's tier (Python 3.11, JAX 0.10.2), which .ci/run runs after `make test`:
+# its set-up and kernels, every chapter executed on it, its demo classes compared check by check
+# with both toolchains' records, its fast tier (scripts/test_legacy.sh says what and why).
+.PHONY: test-legacy
+test-legacy:
+	$(MAKE) --no-print-directory TOOLCHAIN=legacy setup kernels
+	bash scripts/test_legacy.sh
 
 # Is a grade a function of the code? Every notebook of every assignment under 10 course secrets x
 # 3 student ids (tests/contract/test_score_stability.py): hours of CPU, so not part of `test`.

@@ -93,9 +93,10 @@ def needs_translation(msgid: str) -> bool:
     return re.search(r"[A-Za-z]{2,}", prose(msgid)) is not None
 
 
-def _build(builder: str, outdir: Path, doctreedir: Path, overrides: dict, *,
-           warningiserror: bool) -> int:
-    """Sphinx with the book's configuration, as `jupyter-book build .` assembles it."""
+def build_book(builder: str, outdir: Path, doctreedir: Path, overrides: dict, *,
+               warningiserror: bool) -> int:
+    """Sphinx with the book's configuration, as `jupyter-book build .` assembles it, and
+    ``overrides`` on top (the Chinese edition's language, the second toolchain's cache)."""
     from jupyter_book.sphinx import build_sphinx
 
     return build_sphinx(
@@ -122,7 +123,7 @@ def build_gettext(outdir: Path) -> int:
     first): code and outputs are not translated, but a figure's caption lives in its cell's
     metadata and is shown only with the cell's output."""
     overrides = {"project": book_title()}
-    return _build("gettext", Path(outdir), Path(outdir) / ".doctrees", overrides,
+    return build_book("gettext", Path(outdir), Path(outdir) / ".doctrees", overrides,
                   warningiserror=False)
 
 
@@ -130,7 +131,7 @@ def build_zh() -> int:
     """The Chinese edition into _build/html/zh, reusing the English build's jupyter-cache."""
     overrides = dict(TRANSLATION, html_title=translated_book_title())
     outdir = ZH_BUILD / "html"
-    status = _build("html", outdir, ZH_BUILD / ".doctrees", overrides, warningiserror=True)
+    status = build_book("html", outdir, ZH_BUILD / ".doctrees", overrides, warningiserror=True)
     if status == 0:
         target = HTML / ZH_SUBDIR
         if target.exists():

@@ -1,11 +1,12 @@
-"""The JAX the book teaches, and the few differences between it and today's JAX that the book,
-the grader and the reproducers must read.
+"""The JAX the book teaches, and the few differences between it and the older JAX of the second
+toolchain that the book, the grader and the reproducers must read.
 
-The book quotes the pinned release's source (requirements.txt). On another release those cells
-print that release's source and say it is not the one the prose describes, instead of asserting
-what the prose says of the pinned one. tests/test_repository.py keeps this pin and
-requirements.txt equal. The course also runs on a second toolchain, Python 3.12 with the JAX of
-``constraints-py312.txt`` (``make TOOLCHAIN=current``); where the two releases differ in what a
+The book quotes the pinned release's source (requirements.txt: Python 3.12 or later with JAX
+0.12.0.1, ``constraints-py312.txt``). On another release those cells print that release's source
+and say it is not the one the prose describes, instead of asserting what the prose says of the
+pinned one. tests/test_repository.py keeps this pin and requirements.txt equal. The course also
+runs on a second toolchain, Python 3.11 with JAX 0.10.2 (``constraints.txt``, ``make
+TOOLCHAIN=legacy``: pip offers no later JAX on 3.11); where the two releases differ in what a
 chapter prints, the chapter computes the difference with the helpers below.
 """
 
@@ -16,9 +17,9 @@ from typing import Any
 
 import jax
 
-PINNED_JAX = "0.10.2"
-# The JAX of the second toolchain (constraints-py312.txt).
-CURRENT_JAX = "0.12.0.1"
+PINNED_JAX = "0.12.0.1"
+# The JAX of the second toolchain, Python 3.11's (constraints.txt).
+LEGACY_JAX = "0.10.2"
 # JAX 0.11 replaced scan's `num_consts`/`num_carry` parameters by `ft_in`/`ft_out`, made
 # `jax.extend.core.ClosedJaxpr` an alias of `Jaxpr`, and its XLA no longer cancels
 # `log(exp(x))` on the CPU.
@@ -31,13 +32,13 @@ def on_pinned_jax() -> bool:
 
 
 def on_checked_jax() -> bool:
-    """Whether the installed JAX is one of the two pinned toolchains' (constraints.txt,
-    constraints-py312.txt): the releases the book's version-dependent claims are checked on."""
-    return jax.__version__ in (PINNED_JAX, CURRENT_JAX)
+    """Whether the installed JAX is one of the two pinned toolchains' (constraints-py312.txt,
+    constraints.txt): the releases the book's version-dependent claims are checked on."""
+    return jax.__version__ in (PINNED_JAX, LEGACY_JAX)
 
 
 def jax_version() -> tuple[int, ...]:
-    """The installed JAX's release as numbers: (0, 10, 2), (0, 12, 0, 1)."""
+    """The installed JAX's release as numbers: (0, 12, 0, 1), (0, 10, 2)."""
     return tuple(int(part) for part in jax.__version__.split(".") if part.isdigit())
 
 

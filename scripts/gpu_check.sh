@@ -56,12 +56,13 @@ setup() {
       && ldconfig
   fi
   $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .whl/*.whl || return 1
-  # pyproject.toml names the pinned Python (3.11); this machine's is newer on purpose.
+  # The device image's JAX (0.11.2) is neither toolchain's pin; pip is told not to mind.
   $PY -m pip install -q --no-index --no-deps --no-build-isolation --ignore-requires-python -e . \
     || return 1
   $PY -m ipykernel install --sys-prefix --name python3 > /dev/null
   $PY -c 'import jax, jaxlib; print("jax", jax.__version__, "jaxlib", jaxlib.__version__, jax.devices())'
-  # The Makefile's targets use .venv/bin/python and count .venv/.installed as the set-up done:
+  # The Makefile's targets of the primary toolchain (TOOLCHAIN=current: JAX 0.11 and later need
+  # Python 3.12 or later) use .venv/bin/python and count .venv/.installed as the set-up done:
   # here both stand for this machine's Python, so `make kernels` (which the kernel tests run)
   # builds with it instead of setting up a virtual environment from the network.
   if [ ! -e .venv ]; then
@@ -69,7 +70,7 @@ setup() {
     printf '#!/bin/sh\nexec %s "$@"\n' "$(command -v "$PY")" > .venv/bin/python
     chmod +x .venv/bin/python && touch .venv/.installed
   fi
-  make --no-print-directory kernels && ls _build/kernels
+  make --no-print-directory TOOLCHAIN=current kernels && ls _build/kernels
   echo "== JAX under RLIMIT_AS = 3 GiB (the sandbox's per-process limit without a cgroup):"
   $PY -c 'import resource; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
 import jax; print(jax.devices()); print(jax.numpy.ones(3).sum())' 2>&1 | tail -3

@@ -2,7 +2,7 @@
 test (tests/test_toolchains.py).
 
     .venv/bin/python scripts/record_demo_checks.py [--demo-out DIR]
-    .venv312/bin/python scripts/record_demo_checks.py [--demo-out DIR]
+    .venv311/bin/python scripts/record_demo_checks.py [--demo-out DIR]
 
 Grades the five demo classes (``python -m autograder demo``, several minutes) unless
 ``--demo-out`` names the output of such a run, then writes

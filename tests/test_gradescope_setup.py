@@ -5,7 +5,8 @@ toolchain from the Pythons on the PATH, calls apt-get only where there is none, 
 
 The choice of toolchain is proved with fake interpreters that record their calls (no install, a
 second each); the install itself once, for real, with the toolchain this machine's PATH picks
-(legacy where a python3.11 is on it, as on CI): about 2 min here, most of it pip's; the current
+(legacy where no Python 3.12 or later runs from the PATH, as on CI, whose pyenv has 3.11 chosen
+and leaves `make` to find its 3.12 itself): about 2 min here, most of it pip's; the current
 toolchain's with python3.11 hidden only with ``--stability``.
 """
 
@@ -20,6 +21,7 @@ import pytest
 
 from autograder.instructor.gradescope import build_bundle, unpack
 from autograder.instructor.release import names
+from jaxcourse.versions import PINNED_JAX
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = names(root=ROOT)
@@ -96,8 +98,8 @@ def _shims(folder: Path, pythons: dict[str, tuple[str, int]], apt_action: str) -
 
 
 PIP = "-m pip install --disable-pip-version-check --quiet"
-LEGACY = f"{PIP} -r requirements.txt -c constraints.txt"
-CURRENT = f"{PIP} -r .venv/requirements-current.txt -c constraints-py312.txt"
+LEGACY = f"{PIP} -r .venv/requirements-legacy.txt -c constraints.txt"
+CURRENT = f"{PIP} -r requirements.txt -c constraints-py312.txt"
 EDITABLE = f"{PIP} --no-deps --no-build-isolation -e ."
 # An apt-get that installs python3.11 (as a fake) and has no python3.12 package, as Ubuntu 22.04.
 INSTALLS_311 = """case "$*" in
@@ -107,9 +109,11 @@ esac"""
 
 
 @pytest.mark.parametrize(("pythons", "apt_action", "chosen", "pip", "apt"), [
-    # A python3.11 on the PATH: the legacy toolchain, whatever else is there (CI, this machine).
+    # A python3.12 on the PATH: the primary toolchain, whatever else is there.
     ({"python3.11": ("3.11", 0), "python3.12": ("3.12", 0), "python3": ("3.12", 0)}, "exit 97",
-     "python3.11", LEGACY, []),
+     "python3.12", CURRENT, []),
+    # Only a python3.11 (a python3 of 3.11 beside it): the legacy toolchain.
+    ({"python3.11": ("3.11", 0), "python3": ("3.11", 0)}, "exit 97", "python3.11", LEGACY, []),
     # Ubuntu 24.04: no python3.11; its python3 is 3.12. The current toolchain, no apt-get.
     ({"python3": ("3.12", 0)}, "exit 97", "python3", CURRENT, []),
     ({"python3.12": ("3.12", 0), "python3": ("3.10", 0)}, "exit 97", "python3.12", CURRENT, []),
@@ -121,8 +125,8 @@ esac"""
     # Only an older python3: apt-get, which has no python3.12 but a python3.11.
     ({"python3": ("3.10", 0)}, INSTALLS_311, "python3.11", LEGACY,
      ["update", "install -y python3.12 python3.12-venv", "install -y python3.11 python3.11-venv"]),
-], ids=["python3.11", "ubuntu-24.04-python3", "python3.12", "broken-python3.11", "no-ensurepip",
-        "apt-python3.11"])
+], ids=["both", "python3.11", "ubuntu-24.04-python3", "python3.12", "broken-python3.11",
+        "no-ensurepip", "apt-python3.11"])
 def test_setup_picks_the_makefiles_toolchain(tmp_path, pythons, apt_action, chosen, pip, apt):
     autograder = _bundle(tmp_path)
     shims = _shims(tmp_path / "shims", pythons, apt_action)
@@ -142,12 +146,13 @@ def test_setup_picks_the_makefiles_toolchain(tmp_path, pythons, apt_action, chos
     for flag in ("-r", "-c"):
         assert (source / words[words.index(flag) + 1]).is_file(), words
     assert (source / "pyproject.toml").is_file()
-    if pip is CURRENT:
-        # The current toolchain: requirements.txt without its JAX pins, the constraints decide.
-        current = (autograder / "source" / ".venv" / "requirements-current.txt").read_text()
+    if pip is LEGACY:
+        # The legacy toolchain: requirements.txt without its JAX pins, the constraints decide.
+        legacy = (autograder / "source" / ".venv" / "requirements-legacy.txt").read_text()
         pinned = (autograder / "source" / "requirements.txt").read_text()
-        assert current == pinned.replace("jax==0.10.2", "jax").replace("jaxlib==0.10.2", "jaxlib")
-        assert {"jax", "jaxlib"} <= set(current.splitlines())
+        assert legacy == pinned.replace(f"jax=={PINNED_JAX}\n", "jax\n").replace(
+            f"jaxlib=={PINNED_JAX}\n", "jaxlib\n")
+        assert {"jax", "jaxlib"} <= set(legacy.splitlines())
 
 
 def test_setup_without_a_python_asks_apt_get_then_stops_with_a_clear_message(tmp_path):
@@ -167,10 +172,19 @@ PROBE = ("import sys, jax, nbgrader, autograder; "
 BASE = "import sys; print('%d.%d' % sys.version_info[:2], sys._base_executable)"
 
 
+def _runs_as(name: str, versions: tuple[str, ...]) -> bool:
+    """Whether ``name`` on this PATH runs and is one of ``versions`` (``3.12``)."""
+    if not shutil.which(name):
+        return False
+    run = subprocess.run([name, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                         capture_output=True, text=True, timeout=60, check=False)
+    return run.returncode == 0 and run.stdout.strip() in versions
+
+
 def _python312() -> str | None:
     """A Python 3.12 interpreter (not a venv's): a python3.12 on the PATH that runs (pyenv's shim
-    may not), else the one under the current toolchain's venv (``make TOOLCHAIN=current``)."""
-    for candidate in (shutil.which("python3.12"), ROOT / ".venv312" / "bin" / "python"):
+    may not), else the one under the primary toolchain's venv (``make``)."""
+    for candidate in (shutil.which("python3.12"), ROOT / ".venv" / "bin" / "python"):
         if not candidate or not Path(candidate).exists():
             continue
         run = subprocess.run([str(candidate), "-c", BASE], capture_output=True, text=True,
@@ -200,8 +214,8 @@ def _without_python311(folder: Path, python312: str) -> str:
 
 # pip installs the whole pinned tree, then run_autograder grades one notebook: about 2 min here
 # for legacy, 2.5 min for current, on 2 busy cores with pip's cache cold (less where `make` has
-# just warmed it). `path`: the
-# toolchain this machine's PATH picks (legacy where a python3.11 is on it, as here and on CI);
+# just warmed it). `path`: the toolchain this machine's PATH picks (legacy where no Python 3.12 or
+# later runs from it, as here and on CI);
 # `current`: python3.11 hidden, a python3.12 on the PATH, as on Ubuntu 24.04 (a second install,
 # opt-in: `--stability`).
 @pytest.mark.slow
@@ -224,9 +238,11 @@ def test_setup_installs_a_venv_that_grades_a_reference_submission_to_full_marks(
         legacy = False
     else:
         path = f"{shims}{os.pathsep}{os.environ['PATH']}"
-        # setup.sh's rule: legacy where a python3.11 runs.
-        legacy = bool(shutil.which("python3.11")) and subprocess.run(
-            ["python3.11", "-c", ""], capture_output=True, timeout=60, check=False).returncode == 0
+        # setup.sh's rule: current where a python3.12, a python3.13 or a python3 of 3.12 or later
+        # runs (pyenv's shims of versions it has not chosen do not), legacy otherwise.
+        legacy = not any(_runs_as(name, versions) for name, versions in (
+            ("python3.12", ("3.12",)), ("python3.13", ("3.13",)),
+            ("python3", tuple(f"3.{minor}" for minor in range(12, 100)))))
     run = _setup(autograder, path, tmp_path, timeout=900)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     # This machine has a Python: setup.sh never reached for apt-get.

@@ -48,15 +48,19 @@ def _venv_line(output: str) -> str:
 
 
 @pytest.mark.parametrize("pythons, interpreter, venv", [
-    ({"python3.11": "3.11", "python3.12": "3.12"}, "python3.11", ".venv"),
+    # Both run: the primary toolchain, today's Python and JAX.
+    ({"python3.11": "3.11", "python3.12": "3.12"}, "python3.12", ".venv"),
     # pyenv: a shim for 3.11 that does not run, 3.12 chosen.
-    ({"python3.11": None, "python3.12": "3.12", "python3": "3.12"}, "python3.12", ".venv312"),
+    ({"python3.11": None, "python3.12": "3.12", "python3": "3.12"}, "python3.12", ".venv"),
     # Ubuntu 24.04: python3 is 3.12, no python3.12 name of its own here.
-    ({"python3": "3.12"}, "python3", ".venv312"),
-    ({"python3.11": None, "python3.12": None, "python3.13": "3.13"}, "python3.13", ".venv312"),
+    ({"python3": "3.12"}, "python3", ".venv"),
+    ({"python3.11": None, "python3.12": None, "python3.13": "3.13"}, "python3.13", ".venv"),
     # A python3.11 name that is another version is not the legacy toolchain's Python.
-    ({"python3.11": "3.10", "python3": "3.12"}, "python3", ".venv312"),
-], ids=["python3.11", "pyenv-shim-of-3.11", "python3-is-3.12", "only-3.13-runs", "misnamed"])
+    ({"python3.11": "3.10", "python3": "3.12"}, "python3", ".venv"),
+    # Only Python 3.11 runs: the legacy toolchain, JAX 0.10.2.
+    ({"python3.11": "3.11", "python3": "3.11"}, "python3.11", ".venv311"),
+], ids=["both", "pyenv-shim-of-3.11", "python3-is-3.12", "only-3.13-runs", "misnamed",
+        "only-3.11-runs"])
 def test_the_first_python_that_runs_makes_the_venv(tmp_path, pythons, interpreter, venv):
     line = _venv_line(_dry_run(tmp_path, pythons))
     assert line == (f"test -x {venv}/bin/python || {tmp_path / 'bin' / interpreter} "
@@ -71,23 +75,24 @@ def test_no_python_that_runs_stops_with_what_to_install(tmp_path):
 
 def test_a_named_toolchain_takes_its_own_python(tmp_path):
     pythons = {"python3.11": "3.11", "python3.12": "3.12"}
-    line = _venv_line(_dry_run(tmp_path, pythons, "TOOLCHAIN=current"))
-    assert line == f"test -x .venv312/bin/python || {tmp_path / 'bin' / 'python3.12'} -m venv .venv312"
+    line = _venv_line(_dry_run(tmp_path, pythons, "TOOLCHAIN=legacy"))
+    assert line == f"test -x .venv311/bin/python || {tmp_path / 'bin' / 'python3.11'} -m venv .venv311"
+    line = _venv_line(_dry_run(tmp_path / "again", pythons, "PYTHON=python3.11"))
+    assert line == "test -x .venv311/bin/python || python3.11 -m venv .venv311"
 
 
 def test_today_s_toolchain_finds_a_pyenv_version_pyenv_has_not_chosen(tmp_path):
     # A CI machine as this project's: pyenv chose 3.11, so the python3.12 shim does not run,
-    # but 3.12 is installed beside it. `make TOOLCHAIN=current` takes that version's own python.
+    # but 3.12 is installed beside it. `make` takes that version's own python.
     root = tmp_path / "pyenv"
     own = root / "versions" / "3.12.1" / "bin" / "python3.12"
     own.parent.mkdir(parents=True)
     own.write_text(FAKE_PYTHON.format(version="3.12", ensurepip=0))
     own.chmod(0o755)
     pythons = {"python3.11": "3.11", "python3.12": None, "python3": "3.11"}
-    output = _dry_run(tmp_path, pythons, "TOOLCHAIN=current",
-                      pyenv=f'#!/bin/bash\n[ "$1" = root ] && echo {root}\n')
-    assert _venv_line(output) == f"test -x .venv312/bin/python || {own} -m venv .venv312"
-    # Without TOOLCHAIN, the legacy toolchain stays where a python3.11 runs.
-    assert _venv_line(_dry_run(tmp_path / "again", pythons,
-                               pyenv=f'#!/bin/bash\n[ "$1" = root ] && echo {root}\n')
-                      ).endswith("python3.11 -m venv .venv")
+    pyenv = f'#!/bin/bash\n[ "$1" = root ] && echo {root}\n'
+    assert _venv_line(_dry_run(tmp_path, pythons, pyenv=pyenv)) == (
+        f"test -x .venv/bin/python || {own} -m venv .venv")
+    # `make TOOLCHAIN=legacy` takes the python3.11 that pyenv chose.
+    assert _venv_line(_dry_run(tmp_path / "again", pythons, "TOOLCHAIN=legacy", pyenv=pyenv)
+                      ).endswith("python3.11 -m venv .venv311")

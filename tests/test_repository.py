@@ -1,8 +1,8 @@
 """The repository's promises: every dependency pinned with a reason, CI runs `make test`.
 
-Two toolchains are pinned: Python 3.11 with the JAX the book teaches (constraints.txt, the
-default) and Python 3.12 with today's JAX (constraints-py312.txt); the tests check the one they
-run on.
+Two toolchains are pinned: Python 3.12 or later with the JAX the book teaches (requirements.txt,
+constraints-py312.txt, the default) and Python 3.11 with JAX 0.10.2 (constraints.txt); the tests
+check the one they run on.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from jaxcourse.versions import CURRENT_JAX, PINNED_JAX
+from jaxcourse.versions import LEGACY_JAX, PINNED_JAX
 
 ROOT = Path(__file__).resolve().parents[1]
 PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==([A-Za-z0-9_.\-+]+)$")
@@ -54,14 +54,16 @@ def _constraints(name: str) -> dict[str, str]:
 # The toolchain these tests run on: its constraints file and its JAX.
 LEGACY = sys.version_info[:2] == (3, 11)
 CONSTRAINTS = "constraints.txt" if LEGACY else "constraints-py312.txt"
-TOOLCHAIN_JAX = PINNED_JAX if LEGACY else CURRENT_JAX
+TOOLCHAIN_JAX = LEGACY_JAX if LEGACY else PINNED_JAX
 
 
 def test_jax_and_jaxlib_are_the_version_the_book_teaches():
     pins = {name.lower(): version for name, version, _ in _requirements()}
-    assert pins["jax"] == pins["jaxlib"] == PINNED_JAX == "0.10.2"
+    assert pins["jax"] == pins["jaxlib"] == PINNED_JAX == "0.12.0.1"
     current = _constraints("constraints-py312.txt")
-    assert current["jax"] == current["jaxlib"] == CURRENT_JAX
+    assert current["jax"] == current["jaxlib"] == PINNED_JAX
+    legacy = _constraints("constraints.txt")
+    assert legacy["jax"] == legacy["jaxlib"] == LEGACY_JAX == "0.10.2"
     assert metadata.version("jax") == metadata.version("jaxlib") == TOOLCHAIN_JAX
 
 

@@ -7,12 +7,13 @@ the image, then ``run_autograder`` for each submission, which must leave
 bundle, so a re-run gives the same grade) and converts its results with
 ``autograder.instructor.exports.write_gradescope``.
 
-``setup.sh`` picks the toolchain as the Makefile does: the legacy one (Python 3.11,
-``requirements.txt`` with ``constraints.txt``: JAX 0.10.2) where the image has a ``python3.11``,
-else the current one (Python 3.12, ``requirements.txt`` without its jax and jaxlib pins, with
-``constraints-py312.txt``) from a ``python3.12``, or a ``python3`` of 3.12 or later as on Ubuntu
-24.04. Only an image with neither gets one from apt-get (python3.12, else python3.11), and only a
-Python without ``ensurepip`` (Debian's split) gets its ``-venv`` package. It installs the course
+``setup.sh`` picks the toolchain as the Makefile does: the primary one (Python 3.12 or later,
+``requirements.txt`` with ``constraints-py312.txt``: the JAX the book teaches) from a
+``python3.12``, a ``python3.13``, or a ``python3`` of 3.12 or later as on Ubuntu 24.04; else the
+legacy one (Python 3.11, ``requirements.txt`` without its jax and jaxlib pins, with
+``constraints.txt``: JAX 0.10.2) from a ``python3.11``. Only an image with neither gets one from
+apt-get (python3.12, else python3.11), and only a Python without ``ensurepip`` (Debian's split)
+gets its ``-venv`` package. It installs the course
 into ``source/.venv``, which ``run_autograder`` runs. tests/test_gradescope_setup.py runs it as
 Gradescope does.
 
@@ -39,19 +40,20 @@ from autograder.course import check_assignment, course_secret
 SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, in /autograder/source, when it builds the autograder image.
 # AUTOGRADER_ROOT exists for local tests (tests/test_gradescope_setup.py). The toolchain is the
-# Makefile's choice: legacy (Python 3.11, JAX 0.10.2, constraints.txt) where a python3.11 runs,
-# current (Python 3.12, today's JAX, constraints-py312.txt) from a python3.12 or a python3 of 3.12
-# or later otherwise (Ubuntu 24.04). apt-get runs only where the image has neither, or where the
-# Python lacks ensurepip (Debian's python3.X-venv).
+# Makefile's choice: current (Python 3.12 or later, the JAX the book teaches, constraints-py312.txt)
+# from a python3.12, a python3.13 or a python3 of 3.12 or later (Ubuntu 24.04); legacy (Python
+# 3.11, JAX 0.10.2, constraints.txt) from a python3.11 otherwise. apt-get runs only where the
+# image has neither, or where the Python lacks ensurepip (Debian's python3.X-venv).
 set -euo pipefail
 root="${AUTOGRADER_ROOT:-/autograder}"
 cd "$root/source"
 version() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null; }
 # The first that runs: a pyenv shim of a version not chosen is on the PATH but runs nothing.
 pick() {
-  if [ "$(version python3.11)" = 3.11 ]; then python=python3.11
-  elif [ "$(version python3.12)" = 3.12 ]; then python=python3.12
+  if [ "$(version python3.12)" = 3.12 ]; then python=python3.12
+  elif [ "$(version python3.13)" = 3.13 ]; then python=python3.13
   elif [[ "$(version python3)" =~ ^3\\.(1[2-9]|[2-9][0-9])$ ]]; then python=python3
+  elif [ "$(version python3.11)" = 3.11 ]; then python=python3.11
   else return 1
   fi
 }
@@ -74,11 +76,12 @@ if ! "$python" -c 'import ensurepip' 2>/dev/null; then
 fi
 "$python" -m venv .venv
 if [ "$v" = 3.11 ]; then
-  requirements=requirements.txt constraints=constraints.txt
-else
-  # requirements.txt pins the legacy JAX: the current toolchain's constraints decide jax, jaxlib.
-  requirements=.venv/requirements-current.txt constraints=constraints-py312.txt
+  # requirements.txt pins the JAX of Python 3.12 and later: on 3.11, constraints.txt decides
+  # jax and jaxlib (0.10.2).
+  requirements=.venv/requirements-legacy.txt constraints=constraints.txt
   sed -E 's/^(jax|jaxlib)==.*/\\1/' requirements.txt > "$requirements"
+else
+  requirements=requirements.txt constraints=constraints-py312.txt
 fi
 echo "setup.sh: Python $v ($(command -v "$python")), $constraints" >&2
 .venv/bin/python -m pip install --disable-pip-version-check --quiet \\

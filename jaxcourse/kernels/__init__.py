@@ -1,7 +1,9 @@
 """Part V's custom kernel, rms_norm, called from JAX through the XLA FFI.
 
-The C++ source (rms_norm.cc) is compiled by `make kernels` into _build/kernels/librms_norm.so;
-this module loads it, registers its handler with XLA and wraps it in functions the chapters use.
+The C++ source (rms_norm.cc) is compiled by `make kernels` into _build/kernels/librms_norm.so
+(_build/kernels-legacy/ on the Python 3.11 toolchain: a handler compiled against JAX 0.12's FFI
+headers declares an FFI API that JAX 0.10.2's XLA refuses to register); this module loads it,
+registers its handler with XLA and wraps it in functions the chapters use.
 The CUDA handler (rms_norm.cu) is compiled by the same target to prove it builds; it is registered
 only where jaxlib has a CUDA backend and the library exists.
 """
@@ -16,8 +18,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcourse.versions import LEGACY_JAX
+
 ROOT = Path(__file__).resolve().parents[2]
-BUILD = ROOT / "_build" / "kernels"
+# Each toolchain's kernels against its own jaxlib's headers (the Makefile's KERNEL_OUT).
+BUILD = ROOT / "_build" / ("kernels-legacy" if jax.__version__ == LEGACY_JAX else "kernels")
 CPU_LIBRARY = BUILD / "librms_norm.so"
 CUDA_LIBRARY = BUILD / "librms_norm_cuda.so"
 TARGET = "jaxcourse_rms_norm"

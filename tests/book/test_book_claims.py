@@ -555,7 +555,6 @@ GPU_REPORT = ROOT / "benchmarks" / "gpu_report.md"
 # Where a chapter states a GPU fact, the words of the recorded run it prints (start, end).
 GPU_FACTS = {
     "book/faq/numerics": ("on the GPU, `log(exp(100.0))`", "keeps the pair"),
-    "book/core/today": ("checks the one line of `Primitive.bind`", "`set_trace(None)`)"),
     "book/faq/cuda": ("Every process would take 75%", "`XLA_PYTHON_CLIENT_PREALLOCATE=false`"),
     "book/faq/placement": None,  # the device row's CudaDevice(id=0)
 }

@@ -31,7 +31,12 @@ from jupyter_cache import get_cache
 from jupyter_cache.readers import get_reader
 
 ROOT = Path(__file__).resolve().parents[2]
-EXECUTED = ROOT / "_build" / "jupyter_execute"
+# The second toolchain's tier (scripts/test_legacy.sh) builds the English book into a folder of its
+# own, with an execution cache of its own too (one cache for both toolchains would hand each the
+# other's outputs: jupyter-cache keys a chapter by its code, not by its JAX): jaxcourse/legacy_book.py.
+# JAXCOURSE_BOOK_BUILD names that folder, which holds its jupyter_execute and .jupyter_cache.
+LEGACY_BUILD = os.environ.get("JAXCOURSE_BOOK_BUILD")
+EXECUTED = (Path(LEGACY_BUILD) if LEGACY_BUILD else ROOT / "_build") / "jupyter_execute"
 # Set to 1 to skip (loudly) when the book has not been built, e.g. for a quick unit-test run.
 SKIP_ENV = "JAXCOURSE_SKIP_EXECUTED_CHAPTERS"
 RAISES_TAG = "raises-exception"
@@ -109,7 +114,8 @@ CHAPTERS = [entry for entry in toc_files(TOC) if is_notebook(source_of(entry))]
 
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
-CACHE = ROOT / CONFIG.get("execute", {}).get("cache", "_build/.jupyter_cache")
+CACHE = (Path(LEGACY_BUILD) / ".jupyter_cache" if LEGACY_BUILD
+         else ROOT / CONFIG.get("execute", {}).get("cache", "_build/.jupyter_cache"))
 
 
 def from_cache(entry: str) -> dict:
