@@ -26,6 +26,7 @@ import builtins
 import functools
 import importlib
 import string
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -356,6 +357,10 @@ class Guards:
                 raise PolicyError(why)
             # Else the class's module is ``types``: not the notebook's own class.
             kwargs["namespace"] = {"__module__": "__main__", **namespace}
+            if sys.version_info >= (3, 12):
+                # 3.12's make_dataclass sets __module__ after the class is made, to its caller's
+                # module by default: this one, here. The class is the notebook's.
+                kwargs["module"] = "__main__"
             return fn(cls_name, fields, *args, **kwargs)
 
         guarded.__name__ = guarded.__qualname__ = "make_dataclass"
