@@ -22,8 +22,9 @@ TOOLS = ("bash", "sed", "test")
 
 
 def _dry_run(tmp_path: Path, pythons: dict[str, str | None], *args: str,
-             pyenv: str | None = None) -> str:
-    """``pyenv``: the text of a fake ``pyenv`` command; without it, none is on the PATH."""
+             pyenv: str | None = None, venv: str | None = None) -> str:
+    """``pyenv``: the text of a fake ``pyenv`` command; without it, none is on the PATH.
+    ``venv``: the version a fake ``.venv/bin/python`` of the checkout says it is."""
     folder = tmp_path / "bin"
     folder.mkdir(parents=True)
     for tool in TOOLS:
@@ -38,7 +39,18 @@ def _dry_run(tmp_path: Path, pythons: dict[str, str | None], *args: str,
     env = {**os.environ, "PATH": str(folder), "FAKE_LOG": str(tmp_path / "python.log")}
     for name in ("PYTHON", "TOOLCHAIN", "MAKEFLAGS", "MAKELEVEL"):
         env.pop(name, None)
-    run = subprocess.run([shutil.which("make"), "-n", "-B", "setup", *args], cwd=ROOT, env=env,
+    # A checkout of its own (links to what the set-up reads), so that the venvs of this one, of
+    # whichever toolchain, take no part: the Makefile stops where .venv holds another Python.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for name in ("Makefile", "requirements.txt", "constraints.txt", "constraints-py312.txt",
+                 "pyproject.toml", "scripts"):
+        (repo / name).symlink_to(ROOT / name)
+    if venv:
+        (repo / ".venv" / "bin").mkdir(parents=True)
+        (repo / ".venv" / "bin" / "python").write_text(FAKE_PYTHON.format(version=venv, ensurepip=0))
+        (repo / ".venv" / "bin" / "python").chmod(0o755)
+    run = subprocess.run([shutil.which("make"), "-n", "-B", "setup", *args], cwd=repo, env=env,
                          capture_output=True, text=True, timeout=60, check=False)
     return run.stdout + run.stderr
 
@@ -96,3 +108,13 @@ def test_today_s_toolchain_finds_a_pyenv_version_pyenv_has_not_chosen(tmp_path):
     # `make TOOLCHAIN=legacy` takes the python3.11 that pyenv chose.
     assert _venv_line(_dry_run(tmp_path / "again", pythons, "TOOLCHAIN=legacy", pyenv=pyenv)
                       ).endswith("python3.11 -m venv .venv311")
+
+
+def test_a_venv_of_the_other_toolchain_stops_make_with_what_to_do(tmp_path):
+    # A checkout set up before the primary toolchain became 3.12's: its .venv holds 3.11.
+    pythons = {"python3.11": "3.11", "python3.12": "3.12"}
+    output = _dry_run(tmp_path, pythons, venv="3.11")
+    assert ".venv holds Python 3.11, not the current toolchain's" in output, output
+    assert "rm -rf .venv" in output and " -m venv " not in output
+    # Its own toolchain's venv is taken as it is.
+    assert "holds Python" not in _dry_run(tmp_path / "again", pythons, venv="3.12")
