@@ -1,4 +1,5 @@
-# `make`      : set up .venv (.venv311 for Python 3.11), build the book, release the student notebooks, grade the demo class.
+# `make`      : set up .venv (.venv311 for Python 3.11), build the book, release the student
+#               notebooks, grade the demo class.
 # `make test` : the whole test suite (what .ci/run calls).
 SHELL := /bin/bash
 # Two pinned toolchains. current (the primary): Python 3.12 or 3.13, the JAX the book teaches
@@ -6,9 +7,9 @@ SHELL := /bin/bash
 # pip offers there), constraints.txt, .venv311. `make TOOLCHAIN=legacy` picks one; so does `make
 # PYTHON=python3.11` (any interpreter that is not 3.11 is `current`). Without either: current
 # where a Python 3.12 or later runs, legacy where only a Python 3.11 does (a machine with only
-# Python 3.11 still gets a working course). "Runs": a name on the PATH is not enough, since pyenv puts a shim on it
-# for every version it has, and a shim of a version pyenv has not chosen only says "command not
-# found" (tests/test_makefile_toolchain.py).
+# Python 3.11 still gets a working course). "Runs": a name on the PATH is not enough, since pyenv
+# puts a shim on it for every version it has, and a shim of a version pyenv has not chosen only
+# says "command not found" (tests/test_makefile_toolchain.py).
 VERSION_OF := import sys; print("%d.%d" % sys.version_info[:2])
 # $(call runs_as,NAME,VERSIONS): NAME's path if it runs and its major.minor is one of VERSIONS.
 runs_as = $(if $(filter $(2),$(shell $(1) -c '$(VERSION_OF)' 2>/dev/null)),$(shell command -v $(1)))
@@ -48,7 +49,8 @@ STAMP := $(VENV)/.installed
 VENV_VERSION := $(if $(wildcard $(BIN)/python),$(shell $(BIN)/python -c '$(VERSION_OF)' 2>/dev/null))
 ifneq ($(VENV_VERSION),)
   ifneq ($(filter 3.11,$(VENV_VERSION)),$(if $(filter legacy,$(TOOLCHAIN)),3.11,))
-    $(error $(VENV) holds Python $(VENV_VERSION), not the $(TOOLCHAIN) toolchain's $(WANTED): remove it (rm -rf $(VENV)) and run make again)
+    $(error $(VENV) holds Python $(VENV_VERSION), not the $(TOOLCHAIN) toolchain's $(WANTED): \
+      remove it (rm -rf $(VENV)) and run make again)
   endif
 endif
 # nbgrader's gradebook runs `alembic` as a subprocess: the venv's tools must be on PATH.

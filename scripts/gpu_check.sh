@@ -56,7 +56,8 @@ setup() {
       && ldconfig
   fi
   $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .whl/*.whl || return 1
-  # The device image's JAX (0.11.2) is neither toolchain's pin; pip is told not to mind.
+  # The course into the device image's own Python and JAX (0.11.2, neither toolchain's pin), as it
+  # is: no dependencies, whatever Python the image has.
   $PY -m pip install -q --no-index --no-deps --no-build-isolation --ignore-requires-python -e . \
     || return 1
   $PY -m ipykernel install --sys-prefix --name python3 > /dev/null

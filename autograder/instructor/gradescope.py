@@ -13,9 +13,8 @@ bundle, so a re-run gives the same grade) and converts its results with
 legacy one (Python 3.11, ``requirements.txt`` without its jax and jaxlib pins, with
 ``constraints.txt``: JAX 0.10.2) from a ``python3.11``. Only an image with neither gets one from
 apt-get (python3.12, else python3.11), and only a Python without ``ensurepip`` (Debian's split)
-gets its ``-venv`` package. It installs the course
-into ``source/.venv``, which ``run_autograder`` runs. tests/test_gradescope_setup.py runs it as
-Gradescope does.
+gets its ``-venv`` package. It installs the course into ``source/.venv``, which
+``run_autograder`` runs. tests/test_gradescope_setup.py runs it as Gradescope does.
 
 The bundle carries what grading that one assignment needs (``bundle_files``): the engine, that
 assignment's checks, probes and reproducers (and the modules of its folder they import), the
