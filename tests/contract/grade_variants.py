@@ -175,6 +175,25 @@ def grade(assignment: contract.Assignment, variants: list[str]) -> dict[str, dic
     return {v: results[v] for v in variants}
 
 
+def stability_problems(graded: dict[str, dict]) -> dict[str, str]:
+    """variant -> what is wrong with its scores under ``GRADE_VARIANTS_INPUTS``: a score that
+    moves with the course secret or the student id (any variant), or a correct notebook (the
+    reference, an alternative: not ``wrong:``) short of every point of the checks it was graded
+    on (a ``graded_as == "task"`` alternative is graded on its own tasks' checks only)."""
+    problems = {}
+    for variant, report in graded.items():
+        scores = report["scores"]
+        if len(set(scores)) != 1:
+            problems[variant] = (f"scores {sorted(set(scores))} under {len(scores)} inputs; "
+                                 f"{report['failed_inputs'][:5]}")
+            continue
+        full = sum(check["max_points"] for check in report["checks"])
+        if not variant.startswith("wrong:") and scores and scores[0] != full:
+            problems[variant] = (f"a correct notebook scored {scores[0]:g} of {full:g}; "
+                                 f"{report['failed_inputs'][:5]}")
+    return problems
+
+
 def in_subprocesses(module: str, variants: list[str], *, processes: int = 2, inputs: str = "",
                     timeout: float = 3000) -> dict[str, dict]:
     """variant -> report, the variants dealt to ``processes`` runs of this script (the contract
