@@ -155,11 +155,10 @@ def _elementwise(cover, extra_cases=None):
 
 def _steps_using(rng, n_args: int, extra: int, index, before=()) -> list:
     """Random steps over every op the course provides (then ``extra`` more), after the steps
-    ``before``, whose program's output moves with argument ``index`` (an int, or a tuple of
-    them: with each): the output of a program
-    that never reads an argument, or whose terms in it cancel (x + z, then its negation, then
-    z * x: the output adds up every value), does not depend on how that argument is batched
-    (a vmap that left z unmapped passed such a draw)."""
+    ``before``, whose program's output moves with argument ``index`` (an int, or a tuple of them:
+    with each). The output of a program that never reads an argument, or in which its terms
+    cancel (x + z, then its negation, then z * x: the output adds up every value), does not
+    depend on how that argument is batched (a vmap that left z unmapped passed such a draw)."""
     while True:
         steps = list(before) + programs.draw_steps(rng, n_args + len(before),
                                                    list(programs.PROVIDED), extra,
