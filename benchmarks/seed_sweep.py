@@ -1,11 +1,17 @@
-"""Grade one check of one notebook under many seeds, in process: does a correct solution ever
-fail a draw (a tolerance too tight for the numerics, an input class the rule cannot meet)?
+"""Grade checks of one notebook under many seeds, in process: does a correct solution ever fail a
+draw (a tolerance too tight for the numerics, an input class the rule cannot meet), or does a
+wrong one pass some draws and not others (an input class only some draws reach: its score would
+move with the course secret and the student id)?
 
-    python benchmarks/seed_sweep.py ASSIGNMENT CHECK_ID [--variant NAME] [--seeds N]
+    python benchmarks/seed_sweep.py ASSIGNMENT CHECK_ID [CHECK_ID ...] [--variant NAME]
+                                    [--seeds N]
 
-``--variant``: ``reference`` (default) or the name of a correct alternative
-(its contract's ``alternatives``: autograder/README.md).
-Prints the failed seeds with their messages. Unsandboxed (``exec``): the course's own code only.
+``--variant``: ``reference`` (default), the name of a correct alternative, or ``wrong:NAME``, a
+wrong solution (both from its contract's ``alternatives`` and ``wrong_solutions``:
+autograder/README.md). Prints, per check, the seeds at which the verdict differs from the
+expected one (failed for a correct notebook, passed for a wrong one), with the first messages.
+Exit status 1 when a correct notebook fails a draw, or a wrong one passes some draws of a check
+and fails others. Unsandboxed (``exec``): the course's own code only.
 """
 
 from __future__ import annotations
@@ -31,31 +37,42 @@ def alternatives(assignment: str) -> dict:
             for name, alt in contract(assignment).alternatives.items()}
 
 
-def main() -> None:
+def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("assignment")
-    p.add_argument("check")
+    p.add_argument("checks", nargs="+", metavar="CHECK_ID")
     p.add_argument("--variant", default="reference")
     p.add_argument("--seeds", type=int, default=200)
     args = p.parse_args()
     fills = solution_sources(args.assignment, root=ROOT)
-    if args.variant != "reference":
+    wrong = args.variant.startswith("wrong:")
+    if wrong:
+        fills.update(contract(args.assignment).wrong_solutions[args.variant[6:]].cells)
+    elif args.variant != "reference":
         fills.update(alternatives(args.assignment)[args.variant][1])
     ns, errors = run_cells(make_submission(args.assignment, fills, root=ROOT))
     if errors:
         sys.exit(f"the notebook's cells failed: {errors}")
     spec, probes = load(args.assignment)
-    check = next(c for c in spec.checks if c.id == args.check)
-    started, failed = time.monotonic(), []
-    for seed in range(args.seeds):
-        verdict, _ = run_check(check, probes, ns, seed)
-        if not verdict.passed:
-            failed.append((seed, verdict.message[:300]))
-    print(f"{args.assignment} {args.check} {args.variant}: {len(failed)} of {args.seeds} seeds "
-          f"failed ({time.monotonic() - started:.1f} s)")
-    for seed, message in failed[:10]:
-        print(f"  seed {seed}: {message}")
+    status = 0
+    for check_id in args.checks:
+        check = next(c for c in spec.checks if c.id == check_id)
+        started, odd = time.monotonic(), []
+        for seed in range(args.seeds):
+            verdict, _ = run_check(check, probes, ns, seed)
+            if verdict.passed == wrong:
+                odd.append((seed, verdict.message[:300]))
+        said = "passed" if wrong else "failed"
+        print(f"{args.assignment} {check_id} {args.variant}: {len(odd)} of {args.seeds} seeds "
+              f"{said} ({time.monotonic() - started:.1f} s)")
+        if wrong and len(odd) == args.seeds:
+            continue  # a wrong rule this check does not test: it passes every draw
+        for seed, message in odd[:10]:
+            print(f"  seed {seed}: {message}" if message else f"  seed {seed}")
+        if odd:
+            status = 1
+    return status
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
