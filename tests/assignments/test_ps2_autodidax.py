@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
-from autograder.assignments.ps2_autodidax import checks, mutants
+from autograder.assignments.ps2_autodidax import checks, mutants, programs
 from autograder.instructor import release
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,8 +55,6 @@ def test_a_check_of_one_jvp_rule_runs_no_other_rule_the_student_wrote():
     demo's wrong_div_jvp_sign failed .max under one course secret and passed under another)."""
     own = {"ps2.jvp_rules.exp_log": {"exp", "log"}, "ps2.jvp_rules.div": {"div"},
            "ps2.jvp_rules.max": {"max"}}
-    from autograder.assignments.ps2_autodidax import programs
-
     for check in (c for c in checks.CHECKS if c.id in own):
         for seed in range(300):
             inputs = check.make_inputs(np.random.default_rng(seed))
@@ -67,6 +65,30 @@ def test_a_check_of_one_jvp_rule_runs_no_other_rule_the_student_wrote():
                 ops = {op for op, *_ in program["steps"]}
                 assert own[check.id] <= ops <= own[check.id] | set(programs.PROVIDED), (
                     check.id, seed, sorted(ops))
+
+
+def _value(program: dict, x: float, index: int) -> float:
+    vals = [np.float64(x)]
+    for op, *operands in program["steps"][:index]:
+        vals.append(programs.apply(op, programs.numpy_lib(), *(vals[i] for i in operands)))
+    return float(vals[index])
+
+
+def _second_derivative(program: dict, x: float, index: int, h: float = 1e-4) -> float:
+    """|d^2/dx^2| of the program's value ``index`` at x, by a central difference."""
+    at = [_value(program, x + d, index) for d in (-h, 0.0, h)]
+    return abs(at[0] - 2 * at[1] + at[2]) / h ** 2
+
+
+def _operands_taken(program: dict, x: float) -> list:
+    """The values exp and log take, and the operand maximum takes (the larger one) at x."""
+    taken = []
+    for op, *operands in program["steps"]:
+        if op in ("exp", "log"):
+            taken.append(operands[0])
+        elif op == "max":
+            taken.append(max(operands, key=lambda i: _value(program, x, i)))
+    return taken
 
 
 def _classes_of(check_id: str, inputs: dict) -> set:
@@ -86,6 +108,9 @@ def _classes_of(check_id: str, inputs: dict) -> set:
             steps = [s for s in case["program"]["steps"] if s[0] in checks.NEW_JVP]
             assert {s[0] for s in steps} == set(checks.NEW_JVP)
             twice = {s[0] for s in steps if len(s) == 3 and s[1] == s[2]}
+            if not twice:  # exp, log and the operand maximum takes: not affine in x
+                assert all(_second_derivative(case["program"], case["x"], i) > 1e-3
+                           for i in _operands_taken(case["program"], case["x"])), case
             found.add("distinct" if not twice else
                       "twice" if twice == {"max", "div"} else f"mixed {sorted(twice)}")
     elif check_id == "ps2.jvp_rules.closure":

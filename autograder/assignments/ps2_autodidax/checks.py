@@ -17,9 +17,11 @@ Input classes run on every grading (one case each, drawn at random within its cl
   (rank 3: None or 0 to 3, 24 pairs), not both None; each axis written non-negative or negative
   at random.
 - ps2.jvp_rules.exp_log: scalars (rank 0), and arrays of rank 1 to 4 (more than one element).
-- ps2.jvp_rules.nested: every binary step of the four primitives on two different values, and
-  maximum and div of one value twice (a tie, x / x), the tie of a value that moves with x (never
-  of x / x or what follows from it alone, where the tie's tangent is 0).
+- ps2.jvp_rules.nested: every binary step of the four primitives on two different values, with
+  exp, log and the operand maximum takes at x computed values not affine in x (never x itself,
+  whose tangent is the constant 1); and maximum and div of one value twice (a tie, x / x), the
+  tie of a value that moves with x (never of x / x or what follows from it alone, where the
+  tie's tangent is 0).
 - ps2.jvp_rules.closure: the outer x below 1 and above 1 (the inner maximum(a * b, b) takes b,
   then a * b).
 - ps2.matmul.jvp and .nested: plain matrices (rank 2) and stacks of them (rank 3 or 4), matrix
@@ -238,24 +240,67 @@ def _ties(rng):
 def _nested_one(rng, twice: bool):
     """A scalar program with all four primitives. ``twice``: maximum and div take one value as
     both operands (a tie, and x / x); else every binary step of the four takes two different
-    values. Third derivatives: divisors kept 0.25 from zero (programs.tame says why)."""
+    values (``_distinct_steps``). Third derivatives: divisors kept 0.25 from zero (programs.tame
+    says why)."""
     while True:
-        inputs = programs.draw_elementwise(rng, 1, NEW_JVP, rank=0,
-                                           extra=int(rng.integers(0, 3)), margin=0.25)
-        program = inputs["program"]
+        if twice:
+            inputs = programs.draw_elementwise(rng, 1, NEW_JVP, rank=0,
+                                               extra=int(rng.integers(0, 3)), margin=0.25)
+            program, x = inputs["program"], inputs["primals"][0]
+        else:
+            x = rng.uniform(-1.5, 1.5)
+            program = {"steps": _distinct_steps(rng, x), "sum": []}
         if _cancelled(program, 1):
             continue
-        for step in program["steps"]:
-            if twice and step[0] in ("max", "div"):
-                step[2] = step[1]
-        if twice and not programs.tame(program, inputs["primals"], margin=0.25):
+        if twice:
+            for step in program["steps"]:
+                if step[0] in ("max", "div"):
+                    step[2] = step[1]
+            if _tie_of_constant(program):
+                continue
+        if not programs.tame(program, [x], margin=0.25):
             continue
-        if twice and _tie_of_constant(program):
+        return {"program": program, "x": float(x), "order": 3}
+
+
+def _distinct_steps(rng, x: float) -> list:
+    """The steps of a program of x with the four primitives, where each binary one takes two
+    different values, and exp, log and the operand maximum takes at x are computed values that
+    are not affine in x (sin(x), cos(x) or x * x comes first). An affine value's tangent is a
+    constant: a rule that drops the input tangent is right on x, whose tangent is 1
+    (exp_jvp_forgets_dx passed 25 draws in 60), and a max_jvp with np.where, which fails on
+    tracers, worked whenever maximum took x (9 in 60)."""
+    first = [["sin", 0], ["cos", 0], ["mul", 0, 0]][int(rng.integers(3))]
+    while True:
+        steps = [first] + programs.draw_steps(rng, 2, list(NEW_JVP), int(rng.integers(1, 4)))
+        if any(len(step) == 3 and step[1] == step[2] and step[0] in NEW_JVP for step in steps):
             continue
-        if not twice and any(len(s) == 3 and s[1] == s[2] and s[0] in NEW_JVP
-                             for s in program["steps"]):
+        vals = _values_near(steps, x)
+        if vals is None:
             continue
-        return {"program": program, "x": float(inputs["primals"][0]), "order": 3}
+        taken = [step[1] for step in steps if step[0] in ("exp", "log")]
+        taken += [max(step[1:], key=lambda i: vals[i][1]) for step in steps if step[0] == "max"]
+        if all(_curved(vals[i]) for i in taken):
+            return steps
+
+
+def _values_near(steps: list, x: float, h: float = 1e-3):
+    """Every value of the program at x - h, x and x + h (NumPy, float64), or None where
+    maximum's operands come within 0.01 of each other near x (the kink of maximum)."""
+    lib = programs.numpy_lib()
+    vals = [np.array([x - h, x, x + h])]
+    with np.errstate(all="ignore"):
+        for op, *operands in steps:
+            if op == "max" and np.min(np.abs(vals[operands[0]] - vals[operands[1]])) < 0.01:
+                return None
+            vals.append(programs.apply(op, lib, *(vals[i] for i in operands)))
+    return vals
+
+
+def _curved(v, h: float = 1e-3) -> bool:
+    """Whether a value at x - h, x, x + h is not affine in x (its second difference is not 0)."""
+    second = (v[2] - 2 * v[1] + v[0]) / h ** 2
+    return bool(np.isfinite(second) and abs(second) > 1e-3)
 
 
 def _tie_of_constant(program: dict) -> bool:
