@@ -178,6 +178,27 @@ def test_at_least_thirty_mutants_and_eight_alternatives():
     assert ASSIGNMENT.extra["own_primitives"] == ("weighted_sum",)
 
 
+def test_two_classes_some_draws_missed_are_in_every_grading():
+    """ps1.abstract_eval.rejects_*: the well-formed call contracts the last axis, written -1 (a
+    rule that refuses or misreads -1 failed only when the draw spelled it so); ps1.batch.nested:
+    an inner vmap of w alone under an outer vmap of x (a rule that broadcasts with NumPy fails
+    only there), and an inner vmap of x alone on a negative axis. Whatever the seed."""
+    import numpy as np
+
+    from autograder.assignments.ps1_primitives.checks import W_ONLY, X_ONLY
+
+    by_id = {check.id: check for check in ASSIGNMENT.checks}
+    for seed in range(200):
+        for check_id in ("ps1.abstract_eval.rejects_operands", "ps1.abstract_eval.rejects_dtypes"):
+            good = by_id[check_id].make_inputs(np.random.default_rng(seed))["good"]
+            assert good["axis"] == -1 and len(good["x_shape"]) == 3
+            assert good["w_shape"] == [good["x_shape"][-1]]
+        cases = by_id["ps1.batch.nested"].make_inputs(np.random.default_rng(seed))["cases"]
+        assert any(tuple(c["in_axes"][0]) in W_ONLY and c["in_axes"][1][0] is not None
+                   for c in cases), seed
+        assert any(tuple(c["in_axes"][0]) in X_ONLY and c["axis"] < 0 for c in cases), seed
+
+
 def test_every_released_cell_parses_and_each_stub_names_its_task():
     nb = nbformat.read(release.release_path(NAME, root=ROOT), as_version=4)
     for cell in nb.cells:
