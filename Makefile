@@ -62,7 +62,7 @@ all: book release demo
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt $(CONSTRAINTS) pyproject.toml scripts/install_browser.sh
+$(STAMP): requirements.txt $(CONSTRAINTS) pyproject.toml scripts/install_browser.sh scripts/ipython_kernel_config.py
 	bash scripts/install_browser.sh
 	@test -x $(BIN)/python || test -n "$(PYTHON)" || { echo "make: no $(WANTED) runs on this PATH; install one, or name it: make PYTHON=/path/to/python" >&2; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -71,6 +71,8 @@ $(STAMP): requirements.txt $(CONSTRAINTS) pyproject.toml scripts/install_browser
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	# nbgrader's Create Assignment panel edits the cell metadata the grader reads: not for students.
 	$(BIN)/jupyter labextension disable --level=sys_prefix nbgrader:create-assignment
+	# The cell policy in the environment's kernels (autograder/notebook_check.py says why).
+	install -D -m 644 scripts/ipython_kernel_config.py $(VENV)/etc/ipython/ipython_kernel_config.py
 	touch $@
 
 # The custom kernels of Part V, built from source: the CPU handler with g++ into a shared library
