@@ -49,6 +49,20 @@ def test_every_provided_cell_is_trusted_and_no_task_cell_is(name):
     assert all(nc.cell_hash(c.source) in provided for c in tests)
 
 
+def test_no_chapter_of_the_book_wakes_the_check():
+    """The book's kernels load the extension too; no chapter cell is an assignment's provided
+    cell, so none of them is ever checked."""
+    import jupytext
+
+    provided = {h for entry in ENTRIES.values() for h in entry["provided"]}
+    pages = sorted((ROOT / "book").rglob("*.md"))
+    assert len(pages) > 20
+    for page in pages:
+        cells = jupytext.read(page, fmt="md:myst").cells
+        assert not [c for c in cells if c.cell_type == "code"
+                    and nc.cell_hash(c.source) in provided], page
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_the_kernel_refuses_a_cell_exactly_when_and_why_the_grader_does(name):
     """Every cell of the reference, of each correct alternative and of each wrong solution, and a
