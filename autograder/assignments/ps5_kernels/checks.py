@@ -14,7 +14,8 @@ the checks of one class are listed once; ``benchmarks/input_classes.py ps5_kerne
   scalar), a matrix (rank 2), several leading axes (rank 3 or 4).
 - ps5.kernel.odd: odd sizes (rows of 3, 5 or 7, float32); rows of one element (float64).
 - ps5.kernel.empty: one row of no element (rank 1); several rows of no element.
-- ps5.kernel.w_shape: w of shape (1, n) and of shape (1, 1, n).
+- ps5.kernel.w_shape: w of shape (1, n) and of shape (1, 1, n), each with rows of odd and of
+  even length, x of rank 2 to 4.
 - ps5.ffi_call.narrow: float16 and bfloat16. ps5.ffi_call.w_wider and .x_wider: every pair of a
   narrower and a wider float (float16 and bfloat16 under float32 and float64, float32 under
   float64).
@@ -126,9 +127,9 @@ def _kernel_draw(rng, kind: str, rank: int, dtype) -> dict:
         x = -t * rng.uniform(1e3, 1e4, size=shape)
         w = rng.uniform(0.1, 2.0, size=shape[-1])
         return {"x": x.astype(dtype), "w": w.astype(dtype), "t": t}
-    elif kind in ("w_one_lead", "w_two_leads"):
-        shape = _shape(rng, rank, odd=bool(rng.integers(2)))
-        w_shape = [1] * (1 if kind == "w_one_lead" else 2) + [shape[-1]]
+    elif kind.startswith(("w_one_lead", "w_two_leads")):  # rows odd or even, as named
+        shape = _shape(rng, rank, odd=kind.endswith("_odd"))
+        w_shape = [1] * (1 if kind.startswith("w_one_lead") else 2) + [shape[-1]]
     else:  # "precise": float64 rows far from zero, where float32 arithmetic loses digits
         shape, dtype, offset = _shape(rng, rank), np.float64, float(rng.uniform(1e3, 1e4))
     x, w = _arrays(rng, shape, dtype, scale=scale, w_shape=w_shape, offset=offset)
@@ -166,8 +167,14 @@ KERNEL_MATRICES = {
     "large": _cases(("large x / t of both signs", _kernel_case("large")),
                     ("rows wholly far below zero, where exp(x / t) underflows",
                      _kernel_case("below"))),
-    "w_shape": _cases(("w of shape (1, n)", _kernel_case("w_one_lead", dtype=np.float64)),
-                      ("w of shape (1, 1, n)", _kernel_case("w_two_leads", dtype=np.float32))),
+    # Both row parities for each w, and several rows, every grading: a kernel that drops an odd
+    # row's last element passed when both rows drawn (odd or even at random) were even (48 or
+    # 46 of 50), one that takes rows along the first axis whenever x had rank 1.
+    "w_shape": _cases(*((f"w of shape {w}, n {parity}", _kernel_case(
+        f"{kind}_{parity}", ranks=(2, 5), dtype=dtype))
+        for w, kind, dtype in (("(1, n)", "w_one_lead", np.float64),
+                               ("(1, 1, n)", "w_two_leads", np.float32))
+        for parity in ("odd", "even"))),
 }
 
 
