@@ -75,8 +75,12 @@ def test_glue_and_batching_checks_run_every_class_whatever_the_seed():
             assert ranks[:2] == [1, 2] and ranks[2] in (3, 4), (seed, check_id, ranks)
         odd, one = cases("ps5.kernel.odd")
         assert odd["x"].shape[-1] in (3, 5, 7) and one["x"].shape[-1] == 1, seed
-        assert [np.asarray(case["w"]).shape[:-1] for case in cases("ps5.kernel.w_shape")] == [
-            (1,), (1, 1)], seed
+        w_cases = cases("ps5.kernel.w_shape")
+        assert [np.asarray(case["w"]).shape[:-1] for case in w_cases] == [
+            (1,), (1,), (1, 1), (1, 1)], seed
+        # Each w shape with an odd and an even row, and several rows (x of rank 2 or more).
+        assert [case["x"].shape[-1] % 2 for case in w_cases] == [1, 0, 1, 0], seed
+        assert all(case["x"].ndim >= 2 for case in w_cases), seed
         assert [str(case["x"].dtype) for case in cases("ps5.ffi_call.narrow")] == [
             "float16", "bfloat16"], seed
         for check_id, wider in (("ps5.ffi_call.w_wider", "w"), ("ps5.ffi_call.x_wider", "x")):
