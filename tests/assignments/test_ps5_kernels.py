@@ -97,6 +97,28 @@ def test_glue_and_batching_checks_run_every_class_whatever_the_seed():
         assert {str(c["x"].dtype) for c in nested} == {"float32", "float64"}, seed
         assert all(c["jit"] for c in nested), seed
 
+
+def _w_batch_sizes(case) -> list[int]:
+    """The batch size of each vmap level that batches w, from the outer one in."""
+    shape, sizes = list(np.shape(case["w"])), []
+    for _, w_axis in case["in_axes"]:
+        if w_axis is not None:
+            sizes.append(shape.pop(w_axis))
+    return sizes
+
+
+def test_every_level_that_batches_w_batches_several_whatever_the_seed():
+    """Over a batch of one, a rule that hands the batched w to the kernel unchanged is right (w
+    still holds n weights): it passed ps5.vmap.w at 2 seeds of 60 while a level could batch
+    one. Every level of ps5.vmap.w and .nested that batches w now batches 2 to 5."""
+    by_id = {check.id: check for check in checks.CHECKS}
+    for seed in range(200):
+        for check_id in ("ps5.vmap.w", "ps5.vmap.nested"):
+            for case in by_id[check_id].make_inputs(np.random.default_rng(seed))["cases"]:
+                sizes = _w_batch_sizes(case)
+                assert all(size >= 2 for size in sizes), (check_id, seed, sizes)
+                assert sizes or check_id == "ps5.vmap.nested", (check_id, seed)
+
 def test_release_is_not_stale():
     assert release.stale(NAME, root=ROOT) == []
 
