@@ -112,10 +112,10 @@ def _kernel_draw(rng, kind: str, rank: int, dtype) -> dict:
     if kind in ("f32", "f64"):
         shape = _shape(rng, rank)
     elif kind == "odd":  # every axis odd, rows of 3, 5 or 7 elements
-        shape = _shape(rng, rank, odd=True)
+        shape = _several_rows(rng, _shape(rng, rank, odd=True))
         shape[-1] = int(rng.choice([3, 5, 7]))
     elif kind == "one":  # rows of one element, the other axes odd
-        shape = _shape(rng, rank, odd=True)
+        shape = _several_rows(rng, _shape(rng, rank, odd=True))
         shape[-1] = 1
     elif kind == "empty":  # rows of no element: XLA skips a call whose result is empty
         shape = _shape(rng, rank)
@@ -130,10 +130,21 @@ def _kernel_draw(rng, kind: str, rank: int, dtype) -> dict:
     elif kind.startswith(("w_one_lead", "w_two_leads")):  # rows odd or even, as named
         shape = _shape(rng, rank, odd=kind.endswith("_odd"))
         w_shape = [1] * (1 if kind.startswith("w_one_lead") else 2) + [shape[-1]]
-    else:  # "precise": float64 rows far from zero, where float32 arithmetic loses digits
-        shape, dtype, offset = _shape(rng, rank), np.float64, float(rng.uniform(1e3, 1e4))
+    else:  # "precise": float64 rows far from zero, where float32 arithmetic loses digits;
+        # x / t is past 800, so that exp(x / t) overflows unless shifted by the row's maximum
+        # (from 1e3, an unshifted kernel was right where t was large: 3 seeds of 60).
+        shape, dtype, offset = _shape(rng, rank), np.float64, float(rng.uniform(2.5e3, 1e4))
     x, w = _arrays(rng, shape, dtype, scale=scale, w_shape=w_shape, offset=offset)
     return {"x": x, "w": w, "t": t}
+
+
+def _several_rows(rng, shape: list[int]) -> list[int]:
+    """``shape`` with more rows than its first axis holds, where it has rank 3 or more: odd
+    shapes draw axes of size 1, and a kernel that takes the rows from the first axis is right
+    on (3, 1, 5)."""
+    if len(shape) >= 3 and int(np.prod(shape[1:-1])) == 1:
+        shape[1] = int(rng.choice([3, 5, 7]))
+    return shape
 
 
 def _cases(*named):
@@ -154,19 +165,30 @@ def _kernel_ranks(kind: str):
     return _cases(*((name, _kernel_case(kind, ranks=ranks)) for name, ranks in RANK_CLASSES))
 
 
+# Several leading axes, for the checks whose classes are not ranks: x of rank 3 or 4, with more
+# rows than its first axis holds. At any rank, a kernel that takes the rows from x's first axis
+# was right where x had rank 1 or 2 and wrong elsewhere: its .odd, .empty, .large and .precise
+# passed at 27, 18, 17 and 31 seeds of 60. Now it fails each, every grading.
+SEVERAL = (3, 5)
+
 # The classes of each kernel check's case matrix, each named as its failure message says.
 KERNEL_MATRICES = {
     "f32": _kernel_ranks("f32"),
     "f64": _kernel_ranks("f64"),
-    "odd": _cases(("odd sizes, float32", _kernel_case("odd", dtype=np.float32)),
-                  ("rows of one element, float64", _kernel_case("one", dtype=np.float64))),
+    "odd": _cases(("odd sizes, float32", _kernel_case("odd", ranks=SEVERAL, dtype=np.float32)),
+                  ("rows of one element, float64",
+                   _kernel_case("one", ranks=SEVERAL, dtype=np.float64))),
     "empty": _cases(("one row of no element (rank 1), float64",
                      _kernel_case("empty", ranks=(1, 2), dtype=np.float64)),
                     ("several rows of no element, float32",
-                     _kernel_case("empty", ranks=(2, 5), dtype=np.float32))),
-    "large": _cases(("large x / t of both signs", _kernel_case("large")),
-                    ("rows wholly far below zero, where exp(x / t) underflows",
-                     _kernel_case("below"))),
+                     _kernel_case("empty", ranks=SEVERAL, dtype=np.float32))),
+    # Each kind of large x in each dtype: a kernel that stores its result as a float passed
+    # when both cases drew float32 (12 seeds of 60).
+    "large": _cases(*((f"{what}, {name}", _kernel_case(kind, ranks=SEVERAL, dtype=dtype))
+                      for kind, what in (
+                          ("large", "large x / t of both signs"),
+                          ("below", "rows wholly far below zero, where exp(x / t) underflows"))
+                      for name, dtype in (("float32", np.float32), ("float64", np.float64)))),
     # Both row parities for each w, and several rows, every grading: a kernel that drops an odd
     # row's last element passed when both rows drawn (odd or even at random) were even (48 or
     # 46 of 50), one that takes rows along the first axis whenever x had rank 1.
@@ -693,7 +715,7 @@ CHECKS = (
            judge.expect_each(expect_kernel), judge.judge_each(judge_kernel),
            blame=_K),
     _check("ps5.kernel.precise", KERNEL, "float64 computed in float64", 2, "test_kernel",
-           "probe_kernel", _kernel_case("precise"), expect_kernel, judge_kernel, blame=_K),
+           "probe_kernel", _kernel_case("precise", ranks=SEVERAL), expect_kernel, judge_kernel, blame=_K),
     _check("ps5.kernel.refuses", KERNEL, "bad arguments (t = 0 among them) return an "
            "ffi::Error::InvalidArgument", 2, "test_kernel",
            "probe_kernel_refuses", _refusals, lambda inputs: None, judge_refusals, blame=_K),
