@@ -83,6 +83,9 @@ def test_glue_and_batching_checks_run_every_class_whatever_the_seed():
         assert all(case["x"].ndim >= 2 for case in w_cases), seed
         assert [str(case["x"].dtype) for case in cases("ps5.ffi_call.narrow")] == [
             "float16", "bfloat16"], seed
+        # Both floats: ffi_always_float32 passed at 30 seeds of 60 of one case of either dtype.
+        assert [str(case["x"].dtype) for case in cases("ps5.ffi_call.vmap_method")] == [
+            "float32", "float64"], seed
         for check_id, wider in (("ps5.ffi_call.w_wider", "w"), ("ps5.ffi_call.x_wider", "x")):
             pairs = {(str(c["x"].dtype), str(c["w"].dtype)) for c in cases(check_id)}
             want = {("float16", "float32"), ("bfloat16", "float32"), ("float16", "float64"),
