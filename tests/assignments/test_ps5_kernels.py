@@ -145,6 +145,7 @@ def test_every_level_that_batches_w_batches_several_whatever_the_seed():
                 assert all(size >= 2 for size in sizes), (check_id, seed, sizes)
                 assert sizes or check_id == "ps5.vmap.nested", (check_id, seed)
 
+
 def test_release_is_not_stale():
     assert release.stale(NAME, root=ROOT) == []
 

@@ -166,9 +166,9 @@ def _kernel_ranks(kind: str):
 
 
 # Several leading axes, for the checks whose classes are not ranks: x of rank 3 or 4, with more
-# rows than its first axis holds. At any rank, a kernel that takes the rows from x's first axis
-# was right where x had rank 1 or 2 and wrong elsewhere: its .odd, .empty, .large and .precise
-# passed at 27, 18, 17 and 31 seeds of 60. Now it fails each, every grading.
+# rows than its first axis holds. A kernel that takes the rows from x's first axis is right
+# where x has rank 1 or 2: drawn at ranks 1 to 4, .odd, .empty, .large and .precise passed it
+# at 27, 18, 17 and 31 seeds of 60. Now it fails each, every grading.
 SEVERAL = (3, 5)
 
 # The classes of each kernel check's case matrix, each named as its failure message says.
@@ -719,7 +719,8 @@ CHECKS = (
            judge.expect_each(expect_kernel), judge.judge_each(judge_kernel),
            blame=_K),
     _check("ps5.kernel.precise", KERNEL, "float64 computed in float64", 2, "test_kernel",
-           "probe_kernel", _kernel_case("precise", ranks=SEVERAL), expect_kernel, judge_kernel, blame=_K),
+           "probe_kernel", _kernel_case("precise", ranks=SEVERAL), expect_kernel, judge_kernel,
+           blame=_K),
     _check("ps5.kernel.refuses", KERNEL, "bad arguments (t = 0 among them) return an "
            "ffi::Error::InvalidArgument", 2, "test_kernel",
            "probe_kernel_refuses", _refusals, lambda inputs: None, judge_refusals, blame=_K),
