@@ -367,7 +367,10 @@ def vmap_cases(layouts, dtype: str = "float32", *, out_axes=(0,), nested: bool =
             rank = len(example)  # the result's rank once batched: rank - 1 + 1
             outs = []
             for level in range(len(levels)):
-                o = int(outs_drawn[2 * i + level])
+                # Each case's levels take the next out_axes in turn: every out_axes the check
+                # names on every grading. (Indexing by 2 * i gave one vmap level every other
+                # pick, so of out_axes (1, -1) each grading drew one only.)
+                o = int(outs_drawn[i * len(levels) + level])
                 outs.append(o if o < rank + level else rank + level - 1)
             out.append({**case, "in_axes": levels, "out_axes": outs})
         return {"cases": out, "dtype": dtype}
