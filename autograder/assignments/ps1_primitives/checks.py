@@ -79,10 +79,21 @@ def _normal(rng: np.random.Generator, shape, dtype: str) -> np.ndarray:
     return rng.standard_normal(shape).astype(DTYPES[dtype])
 
 
-def _case(rng, shape, axis: int, dtype: str) -> dict:
+def _case(rng, shape, axis: int, dtype: str, named: str) -> dict:
+    """One case; ``named``: its input class (``classes``, below)."""
     shape = tuple(shape)
     return {"x": _normal(rng, shape, dtype), "w": _normal(rng, (shape[axis],), dtype),
-            "axis": axis}
+            "axis": axis, "classes": [named]}
+
+
+# Every case lists its input classes under "classes": what the check covers on every grading,
+# named without what is drawn on top (sizes, values, a middle axis' sign), so that the set of
+# names a check's inputs carry is the same whatever the seed (benchmarks/input_classes.py
+# prints it; tests/contract/test_input_classes.py holds it). The probes read only the arrays,
+# axes and layouts: a name changes no draw and no verdict.
+def _classes(case: dict, *more: str) -> dict:
+    """``case`` with ``more`` input classes added to its own."""
+    return {**case, "classes": [*case.get("classes", ()), *more]}
 
 
 def _out_shape(shape, axis: int) -> list[int]:
@@ -119,14 +130,25 @@ def _ranked_cases(rng, dtype: str, ranks=(1, 2, 3, 4)) -> list[dict]:
     a middle) axis, in both spellings across ranks (``_positions``), then a shape with a repeated
     dimension size (of one of the ranks that has one). Every class on every grading; shapes and
     values drawn on top."""
-    drawn = [_case(rng, _pick(rng, SHAPES[r]), axis, dtype)
-             for r in ranks for axis in _positions(rng, r)]
+    drawn = [_case(rng, _pick(rng, SHAPES[r]), axis, dtype, _position_class(r, i, axes))
+             for r in ranks for axes in [_positions(rng, r)] for i, axis in enumerate(axes)]
     repeated = [r for r in ranks if r in REPEATED]
     if repeated:
         shape, axes = REPEATED[_pick(rng, repeated)]
         drawn.append(_case(rng, shape, _pick(rng, axes) - len(shape) * int(rng.integers(2)),
-                           dtype))
+                           dtype, "two dimensions of one size, one contracted"))
     return drawn
+
+
+def _position_class(rank: int, i: int, axes: list[int]) -> str:
+    """The class of the ``i``-th of ``_positions``' axes for ``rank``: rank 1's one axis (its
+    spelling drawn), the first and the last axis in the spelling the rank gives them, a middle
+    axis (its place and spelling drawn)."""
+    if rank == 1:
+        return "rank 1"
+    if 0 < i < len(axes) - 1:
+        return f"rank {rank}, a middle axis"
+    return f"rank {rank}, {'first' if i == 0 else 'last'} axis written {axes[i]}"
 
 
 # The edge cases: the contracted axis of size 1, the first axis, the last axis, rank 1 (a 0-d
@@ -139,7 +161,8 @@ def _edge_cases(rng, dtype: str) -> list[dict]:
     """Every edge case in both spellings of its axis (a last axis spelled -1 breaks a rule that
     slices ``shape[axis + 1:]``; only its positive spelling, one that forgets to wrap), in a
     drawn order (the values are drawn too, where the check has any)."""
-    cases = [_case(rng, shape, axis - len(shape) * negative, dtype)
+    cases = [_case(rng, shape, axis - len(shape) * negative, dtype,
+                   f"x of shape {shape}, axis written {axis - len(shape) * negative}")
              for shape, axis in EDGES for negative in (0, 1)]
     return [cases[int(i)] for i in rng.permutation(len(cases))]
 
@@ -160,8 +183,8 @@ def cases(dtype: str = "float32", *, edges: bool = False, extra=(), ranks=(1, 2,
 def jvp_cases(dtype: str = "float32", *, wrt=("both",), edges: bool = False):
     def make(rng: np.random.Generator) -> dict:
         inputs = cases(dtype, edges=edges, extra=("xt", "wt"))(rng)
-        for c, pick in zip(inputs["cases"], _in_turn(rng, wrt, len(inputs["cases"]))):
-            c["wrt"] = pick
+        inputs["cases"] = [{**_classes(c, f"tangents of {pick}"), "wrt": pick} for c, pick in
+                           zip(inputs["cases"], _in_turn(rng, wrt, len(inputs["cases"])))]
         return inputs
     return make
 
@@ -169,7 +192,8 @@ def jvp_cases(dtype: str = "float32", *, wrt=("both",), edges: bool = False):
 def jvp_trace_cases(rng: np.random.Generator) -> dict:
     """Both symbolic-zero layouts on each of two cases: the rule is traced four times."""
     inputs = cases("float32", extra=("xt", "wt"), ranks=(2, 3))(rng)
-    inputs["cases"] = [{**c, "wrt": wrt} for c in inputs["cases"] for wrt in ("x", "w")]
+    inputs["cases"] = [{**_classes(c, f"symbolic zero: tangent of {wrt} only"), "wrt": wrt}
+                       for c in inputs["cases"] for wrt in ("x", "w")]
     return inputs
 
 
@@ -185,9 +209,11 @@ def transpose_cases(dtype: str = "float32", *, wrt=("x",), edges: bool = False,
         # turn left some layouts to w alone: a rule that broadcasts w against x's last axis is
         # right exactly where the axis is the last or has size 1, and passed .edges, .float64
         # and .traced whenever the draws gave x only such layouts (17, 6 and 5 of 60 seeds).
-        inputs["cases"] = [{**c, "wrt": pick} for c in inputs["cases"] for pick in wrt]
+        inputs["cases"] = [{**_classes(c, f"linear in {pick}"), "wrt": pick}
+                           for c in inputs["cases"] for pick in wrt]
         if edges:
-            zero = [{**c, "wrt": pick} for c, pick in zip(
+            zero = [{**_classes(c, f"symbolic-zero cotangent, {pick[5:]} linear"), "wrt": pick}
+                    for c, pick in zip(
                 cases(dtype, extra=("ct",), ranks=(3,))(rng)["cases"], ("zero_x", "zero_w"))]
             inputs["cases"] += zero
             inputs["pins"] += _pins(zero, dtype)
@@ -204,6 +230,7 @@ def chain_cases(rng: np.random.Generator) -> dict:
         c["v"] = _normal(rng, (mid[0],), "float32")
         c["ct"] = _normal(rng, mid[1:], "float32")
         c["wrt"] = "chain"
+        c["classes"].append("two transposes in a chain")
         pins.append([mid, [mid[0]], 0, "float32", mid[1:]])
     return {"cases": drawn, "pins": pins, "dtype": "float32"}
 
@@ -246,11 +273,13 @@ def rejected(kind: str):
                 c = drawn[i % len(drawn)]
                 dtypes = ["float32", other] if x_first else [other, "float32"]
                 bad.append({"x_shape": list(c["x"].shape), "w_shape": list(c["w"].shape),
-                            "axis": c["axis"], "x_dtype": dtypes[0], "w_dtype": dtypes[1]})
+                            "axis": c["axis"], "x_dtype": dtypes[0], "w_dtype": dtypes[1],
+                            "classes": [*c["classes"], f"x {dtypes[0]}, w {dtypes[1]}"]})
         else:
             # Every kind of mistake, every time.
             bad = [{"x_shape": list(xs), "w_shape": list(ws), "axis": axis,
-                    "x_dtype": "float32", "w_dtype": "float32"}
+                    "x_dtype": "float32", "w_dtype": "float32",
+                    "classes": [f"x of shape {xs}, w of shape {ws}, axis {axis}"]}
                    for xs, ws, axis in (BAD_CALLS[int(i)]
                                         for i in rng.permutation(len(BAD_CALLS)))]
         return {"good": good, "cases": bad}
@@ -261,7 +290,8 @@ def struct_cases(dtype: str, *, edges: bool = False):
     def make(rng: np.random.Generator) -> dict:
         drawn = _edge_cases(rng, dtype) if edges else _ranked_cases(rng, dtype)
         return {"cases": [{"x_shape": list(c["x"].shape), "w_shape": list(c["w"].shape),
-                           "axis": c["axis"], "dtype": dtype} for c in drawn]}
+                           "axis": c["axis"], "dtype": dtype, "classes": c["classes"]}
+                          for c in drawn]}
     return make
 
 
@@ -331,6 +361,31 @@ def _covering(inner: list, axes: list[tuple[int, bool]]) -> list:
     return inner
 
 
+def _layout_kind(layout) -> str:
+    return {**dict.fromkeys(X_ONLY, "x alone"), **dict.fromkeys(W_ONLY, "w alone"),
+            **dict.fromkeys(BOTH, "x and w")}[tuple(layout)]
+
+
+def _vmap_classes(example: dict, levels: list, outs: list, size: int) -> list[str]:
+    """A vmap case's classes: its example's, each level's in_axes layout and out_axes, and for
+    one level the kind of layout against the contracted axis' sign where the values tell them
+    apart (``_covering``); nested, the pairs ``vmap_cases`` makes sure of."""
+    axis = example["axis"]
+    named = [*example["classes"]]
+    for level, (layout, out) in enumerate(zip(levels, outs)):
+        where = ("inner " if level == 0 else "outer ") if len(levels) > 1 else ""
+        named += [f"{where}in_axes {tuple(layout)}", f"{where}out_axes {out}"]
+    inner = tuple(levels[0])
+    if len(levels) == 1 and (size > 1 or example["x"].shape[axis] > 1):
+        named.append(f"{_layout_kind(inner)} batched, contracted axis "
+                     f"{'negative' if axis < 0 else 'non-negative'}")
+    if len(levels) > 1 and inner in W_ONLY and levels[1][0] is not None:
+        named.append("w alone batched inside a vmap of x")
+    if len(levels) > 1 and inner in X_ONLY and axis < 0:
+        named.append("x alone batched inside, contracted axis negative")
+    return named
+
+
 def vmap_cases(layouts, dtype: str = "float32", *, out_axes=(0,), nested: bool = False,
                ranks=(1, 2, 3, 4), edges: bool = False, size: int = BATCH):
     def make(rng: np.random.Generator) -> dict:
@@ -372,7 +427,8 @@ def vmap_cases(layouts, dtype: str = "float32", *, out_axes=(0,), nested: bool =
                 # pick, so of out_axes (1, -1) each grading drew one only.)
                 o = int(outs_drawn[i * len(levels) + level])
                 outs.append(o if o < rank + level else rank + level - 1)
-            out.append({**case, "in_axes": levels, "out_axes": outs})
+            out.append({**case, "in_axes": levels, "out_axes": outs,
+                        "classes": _vmap_classes(drawn[i % len(drawn)], levels, outs, size)})
         return {"cases": out, "dtype": dtype}
     return make
 

@@ -216,10 +216,13 @@ def _tiny_divisors(rng):
     scalar = float(rng.uniform(0.5, 1.5))
     tangents = [rng.uniform(-1.0, 1.0, size=shape) for _ in range(2)]
     return [
-        {"op": "div", "primals": [x, y], "tangents": tangents},
+        {"op": "div", "primals": [x, y], "tangents": tangents,
+         "classes": ["arrays over tiny divisors"]},
         # Operands of different rank: a scalar over an array, an array over a scalar.
-        {"op": "div", "primals": [scalar, y], "tangents": [0.5, tangents[1]]},
-        {"op": "div", "primals": [x, scalar], "tangents": [tangents[0], -0.25]},
+        {"op": "div", "primals": [scalar, y], "tangents": [0.5, tangents[1]],
+         "classes": ["a scalar over an array"]},
+        {"op": "div", "primals": [x, scalar], "tangents": [tangents[0], -0.25],
+         "classes": ["an array over a scalar"]},
     ]
 
 
@@ -230,10 +233,12 @@ def _ties(rng):
     x.flat[0] = y.flat[0]  # at least one tie
     dx, dy = (rng.uniform(-1.0, 1.0, size=shape) for _ in range(2))
     return [
-        {"op": "max", "primals": [x, y], "tangents": [dx, dy]},
-        {"op": "max", "primals": [x, x], "tangents": [dx, dy]},
-        {"op": "max", "primals": [y, 0.0], "tangents": [dy, 0.0]},
-        {"op": "max", "primals": [float(x.flat[0]), y], "tangents": [0.75, dy]},
+        {"op": "max", "primals": [x, y], "tangents": [dx, dy], "classes": ["some ties"]},
+        {"op": "max", "primals": [x, x], "tangents": [dx, dy], "classes": ["ties everywhere"]},
+        {"op": "max", "primals": [y, 0.0], "tangents": [dy, 0.0],
+         "classes": ["an array against a scalar zero"]},
+        {"op": "max", "primals": [float(x.flat[0]), y], "tangents": [0.75, dy],
+         "classes": ["a scalar against an array"]},
     ]
 
 

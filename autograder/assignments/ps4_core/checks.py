@@ -170,8 +170,11 @@ def _dead_code_case(rng, chains: bool, signature: bool = False, input_out: bool 
     program = programs.draw_dead_code(rng, 3, chains=chains, signature=signature)
     if input_out:
         program = {**program, "outs": [*program["outs"], int(rng.integers(2))]}
+    named = (("dead code in chains" if chains else "dead code")
+             + (", the outputs never need one input" if signature else "")
+             + (", an input returned as it is" if input_out else ""))
     return {"program": program, "args": [rng.uniform(-2.0, 2.0, size=n) for _ in range(2)],
-            "const": rng.uniform(-2.0, 2.0, size=n)}
+            "const": rng.uniform(-2.0, 2.0, size=n), "classes": [named]}
 
 
 _CALL_NAMES = {"jit2": "a jit equation", "cond2": "a cond equation"}
@@ -200,9 +203,12 @@ def _dead_code(*classes):
 def _foldable_case(rng, literals: bool, n_consts: int, folded_out: bool):
     n = int(rng.integers(2, 5))
     program = programs.draw_foldable(rng, n_consts, literals=literals, folded_out=folded_out)
+    named = (f"{n_consts} constant{'s' if n_consts > 1 else ''}"
+             + (", literals" if literals else "")
+             + (", a folded value among the outputs" if folded_out else ""))
     return {"program": program, "consts": [rng.uniform(-2.0, 2.0, size=n)
                                            for _ in range(n_consts)],
-            "x": rng.uniform(-2.0, 2.0, size=n)}
+            "x": rng.uniform(-2.0, 2.0, size=n), "classes": [named]}
 
 
 FOLD_SPECIAL = {"float32": "float32 constants and input",

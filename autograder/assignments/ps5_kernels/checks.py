@@ -204,13 +204,15 @@ def _refusals(rng):
     n = int(rng.integers(2, 7))
     x = rng.standard_normal((3, n))
     return {"cases": [
-        {"x": x, "w": rng.uniform(0.1, 2.0, size=n), "t": 1.0},  # a good call first
-        {"x": x, "w": rng.uniform(0.1, 2.0, size=n + 1), "t": 1.0},  # w too long
-        {"x": x, "w": rng.uniform(0.1, 2.0, size=n - 1), "t": 1.0},  # w too short
-        {"x": x.astype(np.int32), "w": np.ones(n, np.int32), "t": 1.0},  # not a float
-        {"x": x.astype(np.float32), "w": np.ones(n, np.float64), "t": 1.0},  # mixed dtypes
-        {"x": x, "w": np.ones(n), "t": float(-rng.uniform(0.1, 2.0))},  # t < 0
-        {"x": x, "w": np.ones(n), "t": 0.0},  # t = 0
+        {"x": x, "w": rng.uniform(0.1, 2.0, size=n), "t": 1.0, "classes": ["a good call"]},
+        {"x": x, "w": rng.uniform(0.1, 2.0, size=n + 1), "t": 1.0, "classes": ["w too long"]},
+        {"x": x, "w": rng.uniform(0.1, 2.0, size=n - 1), "t": 1.0, "classes": ["w too short"]},
+        {"x": x.astype(np.int32), "w": np.ones(n, np.int32), "t": 1.0,
+         "classes": ["int32 x and w"]},
+        {"x": x.astype(np.float32), "w": np.ones(n, np.float64), "t": 1.0,
+         "classes": ["float32 x, float64 w"]},
+        {"x": x, "w": np.ones(n), "t": float(-rng.uniform(0.1, 2.0)), "classes": ["t < 0"]},
+        {"x": x, "w": np.ones(n), "t": 0.0, "classes": ["t = 0"]},
     ]}
 
 
@@ -271,10 +273,10 @@ def _ffi_ints(rng):
     x = rng.integers(-5, 5, size=(int(rng.integers(1, 4)), n))
     floats = rng.standard_normal(x.shape)
     return {"t": 1.0, "cases": [
-        {"x": x.astype(np.int32), "w": np.ones(n, np.int32)},
-        {"x": floats.astype(np.float32), "w": np.ones(n, np.int8)},
-        {"x": x.astype(np.int64), "w": np.ones(n, np.float64)},
-        {"x": floats.astype(np.float32), "w": np.ones(n, bool)},
+        {"x": x.astype(np.int32), "w": np.ones(n, np.int32), "classes": ["int32 x and w"]},
+        {"x": floats.astype(np.float32), "w": np.ones(n, np.int8), "classes": ["an int8 w"]},
+        {"x": x.astype(np.int64), "w": np.ones(n, np.float64), "classes": ["an int64 x"]},
+        {"x": floats.astype(np.float32), "w": np.ones(n, bool), "classes": ["a bool w"]},
     ]}
 
 
@@ -411,11 +413,12 @@ def _cuda_values(rng):
     # float32 is 0.8 MB).
     scale = float(rng.uniform(1, 100))
     cases = []
-    for rows, lengths in (([7, 50], [255, 257, 1000, 4099]), ([1, 3], [1, 3, 33]),
-                          ([0], [1, 257])):
+    for rows, lengths, named in (
+            ([7, 50], [255, 257, 1000, 4099], "rows across several blocks, a block's tail"),
+            ([1, 3], [1, 3, 33], "a few short rows"), ([0], [1, 257], "no rows")):
         shape = [int(rng.choice(rows)), int(rng.choice(lengths))]
         x, w = _arrays(rng, shape, np.float32, scale=scale)
-        cases.append({"x": x, "w": w})
+        cases.append({"x": x, "w": w, "classes": [named]})
     return {"cases": cases, "t": _t(rng.uniform(0.3, 3.0))}
 
 
