@@ -48,6 +48,9 @@ def classes(check, seeds=SEEDS) -> list[list[str]]:
             if isinstance(d, dict) and "cases" in d else [] for d in drawn]
 
 
+UNNAMED = "unnamed"
+
+
 def _names(case, index: int) -> list[str]:
     """A case's classes: its ``classes`` (every class it stands for), else its ``case`` or
     ``kind`` (one); UNNAMED when it has none."""
@@ -55,9 +58,6 @@ def _names(case, index: int) -> list[str]:
         return [str(n) for n in case["classes"]]
     name = case.get("case", case.get("kind")) if isinstance(case, dict) else None
     return [str(name)] if name is not None else [f"{UNNAMED} (case {index + 1})"]
-
-
-UNNAMED = "unnamed"
 
 
 def problems(check, seeds=SEEDS) -> list[str]:

@@ -320,14 +320,14 @@ X_ONLY = ((0, None), (1, None), (-1, None))
 W_ONLY = ((None, 0), (None, 1), (None, -1))
 BOTH = ((0, 0), (1, 0), (-1, 1), (0, -1), (1, 1), (-1, 0))
 MIXED = X_ONLY + W_ONLY + BOTH
+# Each layout's kind: which operands it batches.
+KIND = {**dict.fromkeys(X_ONLY, "x"), **dict.fromkeys(W_ONLY, "w"), **dict.fromkeys(BOTH, "both")}
 
 
 def _kinds_and_signs(inner: list, axes: list[tuple[int, bool]]) -> set[tuple[str, bool]]:
     """(kind of layout, whether the contracted axis is negative) of each case that can tell one
     contracted axis from another; ``axes``: (axis, whether it can) per case."""
-    kinds = {**dict.fromkeys(X_ONLY, "x"), **dict.fromkeys(W_ONLY, "w"),
-             **dict.fromkeys(BOTH, "both")}
-    return {(kinds[tuple(layout)], axis < 0)
+    return {(KIND[tuple(layout)], axis < 0)
             for layout, (axis, telling) in zip(inner, axes) if telling}
 
 
@@ -362,8 +362,7 @@ def _covering(inner: list, axes: list[tuple[int, bool]]) -> list:
 
 
 def _layout_kind(layout) -> str:
-    return {**dict.fromkeys(X_ONLY, "x alone"), **dict.fromkeys(W_ONLY, "w alone"),
-            **dict.fromkeys(BOTH, "x and w")}[tuple(layout)]
+    return {"x": "x alone", "w": "w alone", "both": "x and w"}[KIND[tuple(layout)]]
 
 
 def _vmap_classes(example: dict, levels: list, outs: list, size: int) -> list[str]:
