@@ -187,6 +187,15 @@ def test_the_toc_lists_chapters_with_code():
     assert CHAPTERS, "no chapter with code cells found in _toc.yml"
 
 
+def test_the_build_runs_each_chapter_as_its_download_runs():
+    """A reader runs a chapter's downloaded notebook (`Notebook (.ipynb)`, the same code cells:
+    tests/browser/test_site.py) in a folder of their own. The build executes each chapter in an
+    empty temporary folder (jupyter-book's `run_in_temp`, myst-nb's `nb_execution_in_temp`), so
+    the chapters executed here are that run: one that reads or imports a file beside its source
+    fails the build, as it would fail the reader."""
+    assert CONFIG["execute"].get("run_in_temp") is True, CONFIG["execute"]
+
+
 @pytest.mark.parametrize("entry", CHAPTERS)
 def test_every_code_cell_was_executed(entry):
     for index, cell in enumerate(code_cells(executed(entry))):
