@@ -86,11 +86,11 @@ SLOW_TESTS: dict[str, str] = {
 # the session's demo classes and ps1's notebooks, which later modules then find done.
 COSTLIEST_FIRST = (
     "autograder/test_grades_under_load.py", "assignments/test_ps1_primitives_reproducers.py",
-    "browser/test_site.py", "assignments/test_ps3_pitfalls_reproducers.py",
+    "assignments/test_ps3_pitfalls_reproducers.py",
     "assignments/test_ps5_kernels_reproducers.py", "autograder/test_attack_notebooks.py",
     "assignments/test_ps5_sandbox.py", "assignments/test_ps2_autodidax_reproducers.py",
     "test_dask_cluster.py", "test_demo_reproducers.py", "test_gradescope_setup.py",
-    "assignments/test_ps4_core_reproducers.py", "browser/test_zh_site.py",
+    "browser/test_site.py", "assignments/test_ps4_core_reproducers.py", "browser/test_zh_site.py",
 )
 # Read the built book: the whole module.
 BOOK_MODULES = ("book/test_executed_chapters.py",)
