@@ -28,65 +28,23 @@ import importlib
 import string
 import sys
 import types
+import warnings
 from collections.abc import Callable
 from typing import Any
+
+from autograder.student import allowlist
 
 # Importable by every assignment; an assignment adds more in checks.py, extra["allowed_imports"].
 BASE_IMPORTS = ("jax", "numpy", "math", "functools", "itertools", "operator", "collections",
                 "dataclasses", "typing")
-# Reached through jax's public API (``mlir.ir``, the StableHLO dialect) though named jaxlib:
-# usable when handed over by jax, never imported by name.
+# Reached through jax's public API (``mlir.ir``) though named jaxlib: usable when handed over by
+# jax, never imported by name.
 REEXPORTED = ("jaxlib.mlir",)
-# Subtrees of allowed packages that load native code, unpickle, run strings or read memory.
-DENIED_MODULES = (
-    "jax.ffi", "jax.extend.ffi", "jax.lib", "jax.tools", "jax.experimental.serialize_executable",
-    "jax.dlpack",
-    "jax.experimental.jax2tf", "jaxlib.mlir.execution_engine",
-    "numpy.lib", "numpy.ctypeslib", "numpy.f2py", "numpy.distutils", "numpy.testing.extbuild",
-)
-# Attribute names refused on every object: they reach frames, native memory or run code.
-DENIED_NAMES = {
-    "ctypes": "it reaches native memory",
-    "ctypeslib": "it reaches native memory",
-    "attrgetter": "it reads attributes by computed name",
-    "methodcaller": "it calls methods by computed name",
-    "settrace": "it hooks the interpreter",
-    "setprofile": "it hooks the interpreter",
-    "get_type_hints": "it evaluates strings as code",
-    "ForwardRef": "it evaluates strings as code",
-    "tb_frame": "it reaches interpreter frames", "tb_next": "it reaches interpreter frames",
-    "f_back": "it reaches interpreter frames", "f_builtins": "it reaches interpreter frames",
-    "f_code": "it reaches interpreter frames", "f_globals": "it reaches interpreter frames",
-    "f_locals": "it reaches interpreter frames", "f_trace": "it reaches interpreter frames",
-    "f_generator": "it reaches interpreter frames", "co_code": "it reaches interpreter frames",
-    "gi_frame": "it reaches interpreter frames", "gi_code": "it reaches interpreter frames",
-    "gi_yieldfrom": "it reaches interpreter frames", "cr_frame": "it reaches interpreter frames",
-    "cr_code": "it reaches interpreter frames", "cr_await": "it reaches interpreter frames",
-    "cr_origin": "it reaches interpreter frames", "ag_frame": "it reaches interpreter frames",
-    "ag_code": "it reaches interpreter frames", "ag_await": "it reaches interpreter frames",
-}
-# (module, attribute) refused although the module is allowed.
-DENIED_ATTRIBUTES = {
-    ("numpy", "load"): "it can unpickle, which runs code",
-    ("jax.numpy", "load"): "it can unpickle, which runs code",
-    # Arrays over memory the student names: another object's buffer, a file, a capsule.
-    ("numpy", "frombuffer"): "it makes an array over another object's memory",
-    ("numpy", "from_dlpack"): "it makes an array over another object's memory",
-    ("numpy", "fromfile"): "it makes an array from a file",
-    ("numpy", "memmap"): "it maps a file into memory",
-    ("jax.numpy", "frombuffer"): "it makes an array over another object's memory",
-    ("jax.numpy", "from_dlpack"): "it makes an array over another object's memory",
-    ("numpy.testing", "measure"): "it runs a string as code",
-    ("functools", "singledispatch"): "it evaluates annotations as code",
-    ("functools", "singledispatchmethod"): "it evaluates annotations as code",
-    # Its origin is the real type(): ``class M(typing.Type)`` would be a metaclass (use type[X]).
-    ("typing", "Type"): "it hands over the real type(), which makes classes with any dunder",
-    # ps3 may import timeit for its clock (timeit.default_timer); the rest compiles strings.
-    ("timeit", "timeit"): "it runs a string as code",
-    ("timeit", "repeat"): "it runs a string as code",
-    ("timeit", "Timer"): "it runs a string as code",
-    ("timeit", "main"): "it runs a string as code",
-}
+# Every module a cell may hold, every attribute it may take from each, and the names refused on
+# every object (frames, native memory, the backend's client): allowlist.txt, reviewed by hand.
+ALLOWLIST = allowlist.load()
+_IMPORTABLE = ALLOWLIST.importable()
+DENIED_NAMES = ALLOWLIST.refused_members()
 # Builtins that run strings, reach namespaces or the interpreter: not in the cells' builtins.
 # ``id`` gives memory addresses, which only an attack needs.
 DENIED_BUILTINS = ("eval", "exec", "compile", "__import__", "globals", "locals", "vars", "open",
@@ -125,16 +83,40 @@ class PolicyError(Exception):
 
 
 def module_allowed(name: str, roots: tuple[str, ...], *, imported: bool = False) -> bool:
-    """Whether student code may hold the module called ``name``; ``imported``: import it by
-    name (re-exported jaxlib modules are usable but never importable)."""
-    parts = name.split(".")
-    if any(p.startswith("_") for p in parts):
+    """Whether student code may hold the module called ``name`` (its ``__name__``, or with
+    ``imported`` the dotted path it is imported under): it must be on the allowlist and under
+    one of the assignment's ``roots`` (re-exported jaxlib modules are usable, never imported)."""
+    if imported:
+        if name not in _IMPORTABLE:
+            return False
+        return name.split(".")[0] in roots
+    if name not in ALLOWLIST.modules:
         return False
-    if any(name == d or name.startswith(d + ".") for d in DENIED_MODULES):
-        return False
-    if parts[0] in roots:
-        return True
-    return not imported and any(name == r or name.startswith(r + ".") for r in REEXPORTED)
+    return name.split(".")[0] in roots or any(
+        name == r or name.startswith(r + ".") for r in REEXPORTED)
+
+
+def module_attribute_refusal(module: str, name: str) -> str | None:
+    """Why a cell may not take ``name`` from the module called ``module``, or None. Everything
+    not on the allowlist is refused, with the list's reason where it gives one."""
+    section = ALLOWLIST.modules.get(module)
+    if section is None:
+        return f"module {module!r} is not allowed in a cell"
+    if name in section.allowed:
+        return None
+    if name in section.refused:
+        return f"{module}.{name} is not allowed ({section.refused[name]})"
+    return (f"{module}.{name} is not on the cell policy's allowlist (the students' guide lists "
+            "what a cell may use)")
+
+
+def import_from_refusal(module: str, name: str) -> str | None:
+    """Why ``from module import name`` is refused, or None: a submodule on the list, or an
+    attribute the list allows."""
+    if f"{module}.{name}" in _IMPORTABLE:
+        return None
+    target = _IMPORTABLE.get(module, module)
+    return module_attribute_refusal(target, name)
 
 
 def name_refusal(name: str) -> str | None:
@@ -225,6 +207,24 @@ class CellType(metaclass=_TypeMeta):
         return types.GenericAlias(cls, item)
 
 
+def _module_refusal(module: types.ModuleType, name: str) -> str | None:
+    """The refusal of a module attribute that is itself a module: named as the module."""
+    value = module.__dict__.get(name)
+    if not isinstance(value, types.ModuleType):
+        return None
+    section = ALLOWLIST.modules.get(module.__name__)
+    reason = section.refused.get(name) if section else None
+    return f"module {value.__name__!r} is not allowed in a cell" + (f" ({reason})" if reason else "")
+
+
+def _object_new(cls: Any, *args: Any, **kwargs: Any) -> Any:
+    """``object.__new__`` for the notebook's own classes only (a pytree's unflatten makes its
+    instance without ``__init__``, as JAX's pytree documentation does)."""
+    if not (isinstance(cls, type) and cls.__module__ == "__main__"):
+        raise PolicyError("object.__new__ is allowed only for classes your notebook defines")
+    return object.__new__(cls, *args, **kwargs)
+
+
 class Guards:
     """The guard functions for one namespace, closed over the assignment's allowed imports."""
 
@@ -237,8 +237,13 @@ class Guards:
     # -- tables built once, in the sandbox, from the live library objects --------------------
 
     def _prepare(self) -> None:
-        for (module, attr), why in DENIED_ATTRIBUTES.items():
-            self._deny(module, attr, f"{module}.{attr} is not allowed ({why})")
+        # A refused function is refused however it is reached (another module's name for it, a
+        # class attribute, a return value): by identity.
+        for module, section in ALLOWLIST.modules.items():
+            if module.split(".")[0] not in sys.modules:
+                continue  # never imported here, so nothing a cell holds can be it
+            for attr, why in section.refused.items():
+                self._deny(module, attr, f"{module}.{attr} is not allowed ({why})")
         for name in ("operator.attrgetter", "operator.methodcaller", "typing.get_type_hints",
                      "typing.ForwardRef"):
             module, attr = name.rsplit(".", 1)
@@ -265,13 +270,18 @@ class Guards:
 
     def _lookup(self, module: str, attr: str) -> Any:
         try:
-            return getattr(importlib.import_module(module), attr)
+            with warnings.catch_warnings():  # a deprecated name warns when read
+                warnings.simplefilter("ignore")
+                return getattr(importlib.import_module(module), attr)
         except (ImportError, AttributeError):
             return None
 
     def _deny(self, module: str, attr: str, why: str) -> None:
         obj = self._lookup(module, attr)
-        if obj is not None:
+        # Modules are refused by the module rule; plain values (strings, numbers) are shared
+        # objects that deny nothing by identity.
+        if obj is not None and not isinstance(obj, (types.ModuleType, str, bytes, int, float,
+                                                    tuple)):
             self.special[id(obj)] = (obj, why)
 
     def _wrap(self, module: str, attr: str, make: Callable[[Any, str], Any]) -> None:
@@ -401,11 +411,17 @@ class Guards:
     def getattr(self, obj: Any, name: Any, *default: Any) -> Any:
         if type(name) is not str:
             raise TypeError("attribute name must be a string")
+        if obj is object and name == "__new__":  # JAX's pytree docs' unflatten idiom
+            return _object_new
         why = name_refusal(name)
         if why:
             raise PolicyError(why)
-        if isinstance(obj, types.ModuleType) and not module_allowed(obj.__name__, self.roots):
-            raise PolicyError(f"module {obj.__name__!r} is not allowed in a cell")
+        if isinstance(obj, types.ModuleType):
+            if not module_allowed(obj.__name__, self.roots):
+                raise PolicyError(f"module {obj.__name__!r} is not allowed in a cell")
+            why = module_attribute_refusal(obj.__name__, name)
+            if why:
+                raise PolicyError(_module_refusal(obj, name) or why)
         if isinstance(obj, str) and name in ("format", "format_map"):
             why = format_refusal(obj)
             if why:
@@ -464,7 +480,7 @@ class Guards:
         if not module_allowed(module, self.roots, imported=True):
             raise PolicyError(f"import of {module!r} is not allowed")
         parent = importlib.import_module(module)
-        why = name_refusal(name)
+        why = name_refusal(name) or import_from_refusal(module, name)
         if why:
             raise PolicyError(why)
         try:
