@@ -19,11 +19,15 @@ way the notebook earns no point beyond the same notebook without the attack cell
   replaced, so that every reply is rewritten before it is signed;
 - ``nested_format``: a format field nested in a format spec (``"{0:{1.__globals__...}}"``).
 
-One class per assignment, one ``grade`` run each (module-scoped fixtures). The ps1 class also
-holds a student whose cell reads ``/proc/self/mountinfo`` (``np.fromregex`` reads files under
-the policy): no hidden path (the class's submissions, the output, the gradebook, the course's
-and the repository's files) appears in the sandbox's mount table (autograder.student.sandbox._new_root:
-the student's process runs in a root of its own, the host's mounts left behind).
+Issue 51's attacks go through functions of allowed modules instead of the language: an exec
+(``numpy.testing.runstring``), raw memory from LAPACK with unchecked sizes
+(``numpy.linalg.lapack_lite``), a file read (``np.fromregex`` of ``/proc/self/mountinfo``), a
+compiled function's module namespace (``func_globals``), a bit generator's ``cffi``, a device's
+backend ``client``: each is off the allowlist (autograder/student/allowlist.txt), refused as
+typed and at run time. (The mount table itself is checked without the policy, by the toy's
+hostile class: tests/autograder/test_engine_hostile_class.py.)
+
+One class per assignment, one ``grade`` run each (module-scoped fixtures).
 """
 
 from __future__ import annotations
@@ -178,14 +182,48 @@ template = "{0:{1." + dunder + "globals" + dunder + "[" + dunder + "builtins" + 
 leak = template.format(0, jax.jit)
 print("FORMAT-LEAK", leak)
 '''
-# Not an attack the policy stops: NumPy reads files. What it shows must name no hidden path.
-MOUNTINFO = '''\
+# Issue 51: ways in through functions of allowed modules.
+RUNSTRING = '''\
+import numpy as np
+
+np.testing.runstring("print('EXEC-RAN', __builtins__)", {})
+'''
+LAPACK = '''\
+import numpy as np
+
+lapack = np.linalg.lapack_lite
+a = np.zeros((1, 1))
+lapack.dgelsd(4096, 4096, 1, a, 4096, a, 4096, a, 0.0, 0, a, -1, np.zeros(1, np.int32), 0)
+print("LAPACK-RAN")
+'''
+FROM_IMPORT_LAPACK = '''\
+from numpy.linalg import lapack_lite
+
+print("LAPACK-RAN", lapack_lite)
+'''
+FILE_READ = '''\
 import numpy as np
 
 table = np.fromregex("/proc/self/mountinfo", r"(.*)\\n", [("line", "U4096")])
-for line in table["line"]:
-    print("MOUNT", line)
 print("MOUNTS-READ", len(table))
+'''
+FUNC_GLOBALS = '''\
+import numpy as np
+
+space = np.random.default_rng.func_globals
+print("GLOBALS-READ", sorted(space)[:3])
+'''
+BIT_GENERATOR_CFFI = '''\
+import numpy as np
+
+ffi = np.random.PCG64().cffi
+print("CFFI-REACHED", ffi)
+'''
+BACKEND_CLIENT = '''\
+import jax
+
+client = jax.devices()[0].client
+print("CLIENT-REACHED", client)
 '''
 
 # name -> (added cell, what the refusal or the PolicyError says: the rule it names).
@@ -203,21 +241,35 @@ ATTACKS = {
                            "type(): dunder '__array_interface__' may not be defined in a class"),
     "runtime_nested_format": (RUNTIME_NESTED_FORMAT,
                               "format field '1.__globals__[__builtins__]' is not allowed"),
+    # The list's refusal names why; a name the list does not hold says so.
+    "runstring": (RUNSTRING, "numpy.testing.runstring is not allowed (it runs a string as code)"),
+    "lapack": (LAPACK, "numpy.linalg.lapack_lite is not on the cell policy's allowlist"),
+    "from_import_lapack": (FROM_IMPORT_LAPACK,
+                           "numpy.linalg.lapack_lite is not on the cell policy's allowlist"),
+    "file_read": (FILE_READ, "numpy.fromregex is not allowed (it reads files)"),
+    "func_globals": (FUNC_GLOBALS, "attribute 'func_globals' is not allowed"),
+    "bit_generator_cffi": (BIT_GENERATOR_CFFI, "attribute 'cffi' is not allowed"),
+    "backend_client": (BACKEND_CLIENT, "attribute 'client' is not allowed"),
 }
-STATIC = ("wrapper_builtins", "raw_memory", "probe_rewrite", "json_forgery", "nested_format")
+STATIC = ("wrapper_builtins", "raw_memory", "probe_rewrite", "json_forgery", "nested_format",
+          "from_import_lapack", "func_globals", "bit_generator_cffi", "backend_client")
 # What a cell prints only if its attack ran past the guards.
 RAN_MARKERS = ("REAL-BUILTINS", "RAW-MEMORY", "PROBES-REWRITTEN", "JSON-FORGED", "FORMAT-LEAK",
-               "WRAPPED-JAX")
-# Per assignment: the attacks added to the untouched notebook, those added to the partly solved
-# one (its honest cells keep their points), and whether a student reads the mount table. ps5's
+               "WRAPPED-JAX", "EXEC-RAN", "LAPACK-RAN", "MOUNTS-READ", "GLOBALS-READ",
+               "CFFI-REACHED", "CLIENT-REACHED")
+# (A name a cell cannot write as text cannot be computed either: getattr takes a literal.)
+ISSUE_51 = ("runstring", "lapack", "from_import_lapack", "file_read", "func_globals",
+            "bit_generator_cffi", "backend_client")
+# Per assignment: the attacks added to the untouched notebook and those added to the partly
+# solved one (its honest cells keep their points). ps5's
 # notebooks each compile C++ (and CUDA where nvcc is installed) in the sandbox, a minute or two a
 # notebook on a busy 2-core machine: its class holds the attacks as typed, one run-time variant
-# of each kind of guard, and no second reading of the mount table (the sandbox is the same).
+# of each kind of guard, and two of issue 51's.
 PLAN = {
-    "ps1_primitives": (tuple(ATTACKS), ("probe_rewrite", "runtime_wrapper", "runtime_raw_memory"),
-                       True),
-    "ps5_kernels": ((*STATIC, "runtime_raw_memory", "runtime_nested_format"),
-                    ("runtime_wrapper",), False),
+    "ps1_primitives": (tuple(ATTACKS), ("probe_rewrite", "runtime_wrapper", "runtime_raw_memory",
+                                        "runstring")),
+    "ps5_kernels": ((*STATIC[:5], "runtime_raw_memory", "runtime_nested_format", "runstring",
+                     "lapack"), ("runtime_wrapper",)),
 }
 ASSIGNMENTS = {"ps1": "ps1_primitives", "ps5": "ps5_kernels"}
 
@@ -240,13 +292,11 @@ def notebooks(name: str) -> dict[str, tuple[nbformat.NotebookNode, str]]:
         nb.cells.append(nbformat.v4.new_code_cell(cell.replace("{probes}", probes)))
         students[student] = (nb, base)
 
-    on_untouched, on_partial, mountinfo = PLAN[name]
+    on_untouched, on_partial = PLAN[name]
     for attack in on_untouched:
         add(attack, "untouched", ATTACKS[attack][0])
     for attack in on_partial:
         add(f"partial_{attack}", "partial", ATTACKS[attack][0])
-    if mountinfo:
-        add("mountinfo", "untouched", MOUNTINFO)
     return students
 
 
@@ -306,7 +356,7 @@ def _cases(kind: str) -> list[tuple[str, str]]:
     each attack once per class, wherever it was added)."""
     cases = []
     for marker, name in ASSIGNMENTS.items():
-        on_untouched, on_partial, _ = PLAN[name]
+        on_untouched, on_partial = PLAN[name]
         cases += [(marker, a) for a in on_untouched]
         cases += [(marker, f"partial_{a}") for a in on_partial
                   if kind == "all" or a not in on_untouched]
@@ -348,16 +398,3 @@ def test_an_attack_is_refused_naming_the_rule(graded, marker, student):
         assert f"PolicyError: {rule}" in page, student
     for ran in RAN_MARKERS:  # printed only by an attack that ran past the guards
         assert f"{ran} " not in page.replace(f'"{ran}"', ""), (student, ran)
-
-
-@pytest.mark.parametrize("marker", ["ps1"])
-def test_the_mount_table_names_no_hidden_path(graded, marker):
-    page = graded["pages"]["mountinfo"]
-    assert "MOUNTS-READ" in page, page[-3000:]
-    table = "\n".join(line for line in page.splitlines() if "MOUNT " in line)
-    assert " / / " in table and " /proc " in table  # the table was read, and is a table
-    hidden = [*graded["hidden"], str(graded["base"]), str(REPO / "autograder"),
-              str(REPO / "tests")]
-    assert str(graded["submitted"]) in hidden and str(graded["out"]) in hidden
-    for path in hidden:
-        assert path not in table, (path, table)

@@ -8,6 +8,7 @@ not. The attacks are plain Python (no cell policy on this branch): the walls hol
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import signal
@@ -217,6 +218,19 @@ def test_nothing_leaks_from_the_grader(graded, toy_assignment):
         if "blame=" in line or "lambda" in line:
             assert line.strip() not in feedback
     assert HTML_PROBE not in feedback and "&lt;script&gt;" in feedback
+
+
+def test_the_mount_table_names_no_hidden_path(graded):
+    """The student's process runs in a root of its own (autograder.student.sandbox._new_root):
+    its mount table, read here without the cell policy (which refuses every file read), names
+    none of the class's submissions, the output, the course's or the repository's folders."""
+    page = html.unescape((graded["out"] / "feedback" / "wall_leaks.html").read_text())
+    assert "MOUNTS-READ" in page, page[-3000:]
+    table = "\n".join(line for line in page.splitlines() if "MOUNT " in line)
+    assert " / / " in table and " /proc " in table  # the table was read, and is a table
+    for path in (graded["submitted"], graded["out"], graded["base"], REPO / "autograder",
+                 REPO / "tests"):
+        assert str(path) not in table, (path, table)
 
 
 def test_outputs_not_overwritten_by_students(graded):

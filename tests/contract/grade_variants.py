@@ -41,6 +41,7 @@ import numpy as np
 from autograder import contract
 from autograder.inprocess import run_check
 from autograder.instructor import classroom
+from autograder.student import cellguard
 from autograder.worker import policy
 from autograder.worker.normalise import normalise, read_release
 from autograder.worker.runner import code_digest, input_seed, student_env
@@ -86,6 +87,9 @@ def _changed_cells(assignment: contract.Assignment, variant: str) -> set[str]:
 
 
 def _run(cells, ns: dict, report: dict) -> None:
+    """Each cell as the sandbox runs it: the cell policy's rewritten code (``cell.code``) for a
+    student's cell, under the guards ``cellguard.install`` put in ``ns``; a provided cell as
+    written."""
     for cell in cells:
         if cell.cell_type != "code" or cell.role == "test":
             continue
@@ -94,7 +98,7 @@ def _run(cells, ns: dict, report: dict) -> None:
                 report["refused"].append(f"{cell.grade_id}: {cell.note}")
             continue
         try:
-            exec(compile(cell.source, cell.grade_id or "<added>", "exec"), ns)  # noqa: S102
+            exec(compile(cell.code or cell.source, cell.grade_id or "<added>", "exec"), ns)  # noqa: S102
         except Exception as err:  # noqa: BLE001 - a wrong solution may raise anything
             report["cell_errors"].append(f"{cell.grade_id}: {type(err).__name__}: {err}")
 
@@ -158,6 +162,7 @@ def grade(assignment: contract.Assignment, variants: list[str]) -> dict[str, dic
         if not by_task or variant in ("reference", "untouched") or variant.startswith(
                 ("whole:", "demo:")):
             ns: dict = {"__name__": "__main__"}
+            cellguard.install(ns, policy.allowed_imports(assignment.spec))
             _run(notebook.cells, ns, report)
             _grade(assignment, probes, ns, None, report, code_digest(notebook))
             _visible(notebook.cells, ns, None, report)
