@@ -118,8 +118,9 @@ demo: $(STAMP)
 # costliest first (tests/conftest.py, COSTLIEST_FIRST); what several modules grade (the demo
 # classes, each assignment's notebooks in process) is graded once, by the first worker to ask.
 TEST_WORKERS ?= 2
+# --durations: CI's log says where its time went (the 25-minute budget, README "Tests").
 test: $(STAMP) book
-	$(BIN)/python -m pytest $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
+	$(BIN)/python -m pytest $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder) --durations=40 $(ARGS)
 
 # The inner loop: every test not marked `slow` (no whole classes graded by the real command, no
 # built book, no browser), so the book is not built. Narrow it with MARK="ps1 and jvp" (markers:
@@ -128,7 +129,8 @@ test: $(STAMP) book
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow$(if $(MARK), and ($(MARK)))" $(ARGS)
 
-# The second toolchain's tier (Python 3.11, JAX 0.10.2), which .ci/run runs after `make test`:
+# The second toolchain's tier (Python 3.11, JAX 0.10.2), a release check (run it when a pin moves
+# and before a term; .ci/run leaves it out to keep CI within 25 minutes):
 # its set-up and kernels, every chapter executed on it, its demo classes compared check by check
 # with both toolchains' records, its fast tier (scripts/test_legacy.sh says what and why).
 .PHONY: test-legacy

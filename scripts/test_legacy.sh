@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The second toolchain's tier (`make test-legacy`; .ci/run runs it after `make test`): Python 3.11
+# The second toolchain's tier (`make test-legacy`, a release check that .ci/run leaves out): Python 3.11
 # with JAX 0.10.2, the last JAX pip offers there, kept working beside the primary toolchain
 # (Python 3.12 or later with the JAX the book teaches). `make test` has run the whole suite on the
 # primary one; this runs on the second what could differ between the two releases, in about a
