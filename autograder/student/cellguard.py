@@ -207,6 +207,11 @@ class CellType(metaclass=_TypeMeta):
         return types.GenericAlias(cls, item)
 
 
+# Modules are refused by the module rule; plain values (strings, numbers) are shared objects that
+# deny nothing by identity.
+_SHARED_VALUES = (types.ModuleType, str, bytes, int, float, tuple, type(None))
+
+
 def _module_refusal(module: types.ModuleType, name: str) -> str | None:
     """The refusal of a module attribute that is itself a module: named as the module."""
     value = module.__dict__.get(name)
@@ -239,11 +244,17 @@ class Guards:
     def _prepare(self) -> None:
         # A refused function is refused however it is reached (another module's name for it, a
         # class attribute, a return value): by identity.
+        # Only modules already imported (the sandbox preloads jax and numpy): importing the
+        # rest here would cost every student's process seconds, and a module imported later is
+        # still refused name by name through its section.
         for module, section in ALLOWLIST.modules.items():
-            if module.split(".")[0] not in sys.modules:
-                continue  # never imported here, so nothing a cell holds can be it
+            if module not in sys.modules:
+                continue
+            namespace = vars(sys.modules[module])  # no lazy import (jax.profiler) triggered
             for attr, why in section.refused.items():
-                self._deny(module, attr, f"{module}.{attr} is not allowed ({why})")
+                obj = namespace.get(attr)
+                if obj is not None and not isinstance(obj, _SHARED_VALUES):
+                    self.special[id(obj)] = (obj, f"{module}.{attr} is not allowed ({why})")
         for name in ("operator.attrgetter", "operator.methodcaller", "typing.get_type_hints",
                      "typing.ForwardRef"):
             module, attr = name.rsplit(".", 1)
@@ -278,10 +289,7 @@ class Guards:
 
     def _deny(self, module: str, attr: str, why: str) -> None:
         obj = self._lookup(module, attr)
-        # Modules are refused by the module rule; plain values (strings, numbers) are shared
-        # objects that deny nothing by identity.
-        if obj is not None and not isinstance(obj, (types.ModuleType, str, bytes, int, float,
-                                                    tuple)):
+        if obj is not None and not isinstance(obj, _SHARED_VALUES):
             self.special[id(obj)] = (obj, why)
 
     def _wrap(self, module: str, attr: str, make: Callable[[Any, str], Any]) -> None:
