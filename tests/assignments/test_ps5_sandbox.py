@@ -108,7 +108,8 @@ __attribute__((constructor)) static void Attack() {
 }
 """, ("dlopen", "dlsym")),
 }
-# A cell added to the untouched notebook; what it prints only if it ran past the walls.
+# A cell added to the untouched notebook: (its source, what it prints only if it ran past the
+# walls, what it prints once its change is made, and what the feedback then says of it).
 CELL_ATTACKS = {
     "flips_isolation": ("""
 import numpy as np
@@ -119,14 +120,16 @@ print("ISOLATION-" + "FLIPPED", build.kernels_isolated())
 build.cpu_kernel(source, symbol="Lse", prefix="flipped")
 print("LOADED-" + "IN-PROCESS")
 ''', {"source": LSE_CC})
-""", ("LOADED-IN-PROCESS",)),
+""", "LOADED-IN-PROCESS", None, None),
+    # (The cell policy refuses jax.ffi as a module; with the real builtins, the call is jax's.)
     "capsule_from_a_cell": ("""
-import jax
 import numpy as np
+np.testing.runstring('''
+import jax
 jax.ffi.register_ffi_target("cell_capsule", jax.ffi.pycapsule(0x41414141), platform="cpu")
 print("CAPSULE-" + "MADE")
-jax.ffi.ffi_call("cell_capsule", jax.ShapeDtypeStruct((), np.float32))()
-""", ("CAPSULE-MADE",)),
+''', {})
+""", "CAPSULE-MADE", None, None),
     "swaps_a_closure": ("""
 import numpy as np
 np.testing.runstring('''
@@ -138,7 +141,7 @@ def fake(ns, inputs):
 probes.probe_kernel.__closure__[0].cell_contents = fake
 print("CLOSURE-" + "SWAPPED")
 ''', {})
-""", ("CLOSURE-SWAPPED",)),
+""", None, "CLOSURE-SWAPPED", "probe_kernel (rewritten in place)"),
 }
 
 
@@ -195,7 +198,7 @@ def graded(tmp_path_factory):
             NAME, {**solution_sources(NAME, root=ROOT), "kernel": _loaded_attack(code)},
             root=ROOT)
     students["untouched"] = make_submission(NAME, {}, root=ROOT)
-    for name, (cell, _) in CELL_ATTACKS.items():
+    for name, (cell, *_) in CELL_ATTACKS.items():
         nb = make_submission(NAME, {}, root=ROOT)
         nb.cells.append(nbformat.v4.new_code_cell(cell))
         students[name] = nb
@@ -269,5 +272,9 @@ def test_a_cell_reaching_native_code_or_a_closure_earns_nothing(graded, student)
     assert float(rows[student]["score"]) <= float(rows["untouched"]["score"])
     points = {t["name"]: t["points"] for t in results[student]["tests"]}
     assert all(points[t["name"]] <= t["points"] for t in twin["tests"]), student
-    for marker in CELL_ATTACKS[student][1]:  # the cell's source writes each marker in parts
-        assert marker not in pages[student], (student, marker)
+    # (The cell's source writes each marker in parts.)
+    _, never, changed, reported = CELL_ATTACKS[student]
+    if never is not None:
+        assert never not in pages[student], student
+    if changed is not None and changed in pages[student]:  # the change ran: it is named
+        assert reported in pages[student], student
