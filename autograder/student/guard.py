@@ -7,17 +7,40 @@ Three mechanisms, all set up in the student's process before its first cell runs
   autograder's own modules and classes). ``restore()`` puts back whatever was changed and names
   it; the grader fails every check the change could have reached. JAX's registries may change
   only for the assignment's own primitives (``Assignment.extra["own_primitives"]``). What can
-  be rewritten in place without rebinding anything is compared by content: every function of
-  the autograder's modules and of the probes (its code, marshalled, with its globals, defaults
-  and closure) and the attributes of the channel's JSON encoder and decoder, which every reply
-  passes through.
+  be rewritten in place without rebinding anything is compared by content: the attributes of
+  the channel's JSON encoder and decoder, which every reply passes through, and every function
+  of the autograder's modules and of the probes (see below).
+* The grader's functions are compared by what they hold, not by which containers hold it: the
+  identity of each default, keyword default, globals and builtins, and of the *contents* of each
+  closure cell (``cell_contents`` can be assigned without any audit event), recursively through
+  closed-over functions (a probe made by ``each_case`` closes over the probe itself). Their code
+  is kept where it is not run: at start each function's code object is copied (nested code
+  included) into a pristine copy that no frame ever executes and nothing hands out; before each
+  check the function gets a fresh copy of it. Why this design and not a comparison alone: on
+  CPython 3.11+ the interpreter runs ``code._co_code_adaptive`` (rewritten as it specialises,
+  holding inline caches that a specialised instruction trusts), while ``co_code`` is a cached,
+  de-specialised copy, so a digest of ``co_code`` or ``marshal`` or ``dis`` never sees the live
+  bytes being overwritten; and the live bytes cannot be compared as they are, since
+  specialisation changes them legitimately. So the live bytes are compared where they can be
+  (every instruction mapped back to the one it specialises, its argument, against the copy
+  taken at start: a rewrite is reported, and the check fails) and, what the comparison cannot
+  judge (the inline caches), is replaced before every check by the fresh copy, so what a probe
+  runs is always the code the grader shipped. Re-importing each probe fresh was the
+  alternative; it would run the probes' module again (its imports, its tables) per check, and
+  the course's files are hidden from this process anyway: the copy is made before they are.
 * :func:`install_tripwire` adds an audit hook (PEP 578). Audit hooks cannot be removed from Python
   and see every way code reaches into the interpreter: walking the heap (``gc``), frames
   (``sys._getframe``, ``tb_frame``, ``gi_frame``), native memory (``ctypes``), trace and profile
   hooks, ``__code__``/``__defaults__`` writes, new code objects, ``/proc/*/mem``. When code that
   is not the Python install's, the virtualenv's or the course's own (that is, the notebook's
   code) triggers one, the hook ends the process at once with a status naming the kind; the
-  grader fails every check not yet answered. The hook acts before the operation happens, so the
+  grader fails every check not yet answered. ``ctypes`` is the exception: once the hook is
+  armed (just before the first cell), any ``ctypes`` event (``dlopen``, ``dlsym``, a foreign
+  call, ``from_address``, ``string_at``, a buffer ...) ends the process, *whoever* makes it: a
+  library's own ``ctypes`` use (``jax.ffi.pycapsule``, a kernel loaded by a course helper) is
+  native code reached from a cell as much as the cell's own. What the grader's side needs of
+  ``ctypes`` (the sandbox's mounts and limits, JAX's plugins, the kernels' own process) happens
+  before the hook is armed or in another process. The hook acts before the operation happens, so the
   notebook never holds the object it reached for.
 * :func:`make_quiet_check` (before and after every probe): no thread the notebook started is
   alive, no trace or profile hook is set, no signal handler or interval timer of the notebook's
@@ -56,7 +79,7 @@ _MODULES = (
 # Every class these packages define (in modules loaded when the guard is made) is snapshotted:
 # class attributes can be rebound without any audit event.
 # (jaxlib's compiled classes fill some attributes lazily, and cannot be patched from Python.)
-_CLASS_PACKAGES = ("jax", "numpy", "ml_dtypes", "autograder", "IPython.core")
+_CLASS_PACKAGES = ("jax", "numpy", "ml_dtypes", "autograder", "IPython.core", "jaxcourse.kernels")
 # (module, attribute) of dicts keyed by Primitive.
 _REGISTRIES = (
     ("jax._src.interpreters.ad", "primitive_jvps"),
@@ -126,7 +149,8 @@ def _make_restore(own: frozenset, extra_modules: tuple[str, ...]) -> Callable[[]
     _setattr, _delattr, _vars, _getattr, _ModuleType = (setattr, delattr, vars, getattr,
                                                         types.ModuleType)
     _isinstance, _str, _sorted, _set, _repr = isinstance, str, sorted, set, repr
-    _fingerprint = _function_fingerprint
+    _fingerprint, _rewritten, _fresh = _function_fingerprint, _rewritten_in_place, _fresh_code
+    _unrun = _as_given
     missing = _MISSING
 
     def restore() -> list[str]:
@@ -191,14 +215,82 @@ def _make_restore(own: frozenset, extra_modules: tuple[str, ...]) -> Callable[[]
             if modules_live.get(name, missing) is not module:
                 changed.append("sys.modules[" + _repr(name) + "]")
                 modules_live[name] = module
-        for label, fn, print_ in functions:
+        for label, fn, print_, pristine, shape, bound in functions:
+            live = fn.__code__
             if _fingerprint(fn) != print_:
-                # Rewritten in place (the code's bytes, its constants, its globals): nothing to
-                # put back, so the check fails.
+                # Its code, its constants, its globals, defaults or closure's contents: the
+                # check fails whatever is put back.
                 changed.append(label + " (rewritten in place)")
+            if live is bound[0] and _unrun(live, pristine):
+                continue  # byte for byte the copy it was given, caches included
+            if live is not bound[0] or _rewritten(live, shape):
+                changed.append(label + " (rewritten in place)")
+            # What runs next is a copy no frame has run (see the module's docstring).
+            bound[0] = fn.__code__ = _fresh(pristine)
         return _sorted(_set(changed))
 
     return restore
+
+
+def _fresh_code(code: types.CodeType) -> types.CodeType:
+    """A new code object built from ``code``'s de-specialised bytes, nested code included: its
+    live instructions are its own, unspecialised, caches empty."""
+    consts = tuple(_fresh_code(c) if type(c) is types.CodeType else c for c in code.co_consts)
+    return code.replace(co_consts=consts)
+
+
+def _deopt_table() -> Any:
+    import dis
+    import opcode
+
+    import numpy as np
+
+    deopt = np.array([dis._deoptop(op) for op in range(256)], np.uint8)
+    caches = np.array(opcode._inline_cache_entries, np.int64)
+    return np, deopt, caches
+
+
+_NP, _DEOPT, _CACHES = _deopt_table()
+
+
+def _code_shape(code: types.CodeType) -> tuple:
+    """Where each instruction starts in the running bytes, and each one's base opcode and
+    argument, for ``code`` and each nested code: what :func:`_rewritten_in_place` compares."""
+    raw = code.co_code
+    starts, offset = [], 0
+    while offset < len(raw):
+        starts.append(offset)
+        offset += 2 + 2 * int(_CACHES[raw[offset]])
+    index = _NP.array(starts, _NP.int64)
+    ops = _NP.frombuffer(raw, _NP.uint8)
+    nested = tuple(_code_shape(c) for c in code.co_consts if type(c) is types.CodeType)
+    return index, ops[index].copy(), ops[index + 1].copy(), nested
+
+
+def _rewritten_in_place(code: types.CodeType, shape: tuple) -> bool:
+    """Whether the instructions the interpreter runs (``_co_code_adaptive``, specialisations
+    mapped back) differ from ``shape``'s, for ``code`` or any nested code."""
+    index, ops, args, nested = shape
+    live = _NP.frombuffer(getattr(code, "_co_code_adaptive", code.co_code), _NP.uint8)
+    if live.shape[0] <= (index[-1] + 1 if len(index) else -1):
+        return True
+    if not (_NP.array_equal(_DEOPT[live[index]], ops) and _NP.array_equal(live[index + 1], args)):
+        return True
+    inner = [c for c in code.co_consts if type(c) is types.CodeType]
+    return len(inner) != len(nested) or any(_rewritten_in_place(c, s)
+                                            for c, s in zip(inner, nested))
+
+
+def _as_given(live: types.CodeType, pristine: types.CodeType) -> bool:
+    """Whether ``live`` (a fresh copy of ``pristine``) is still byte for byte as it was made,
+    nested code included: never run since (or run without being specialised), never written."""
+    if getattr(live, "_co_code_adaptive", None) != getattr(pristine, "_co_code_adaptive", None):
+        return False
+    for mine, theirs in zip(live.co_consts, pristine.co_consts):
+        if type(mine) is types.CodeType and not (type(theirs) is types.CodeType
+                                                  and _as_given(mine, theirs)):
+            return False
+    return len(live.co_consts) == len(pristine.co_consts)
 
 
 def _code_digest(code: types.CodeType) -> bytes:
@@ -214,20 +306,32 @@ def _code_digest(code: types.CodeType) -> bytes:
     return digest.digest()
 
 
-def _function_fingerprint(fn: types.FunctionType) -> tuple:
+def _function_fingerprint(fn: types.FunctionType, depth: int = 0) -> tuple:
     # Identities where an object may hold arrays (defaults): `==` on those is not a bool.
     code, kwdefaults = fn.__code__, fn.__kwdefaults__ or {}
-    return (id(code), _code_digest(code), id(fn.__globals__), id(fn.__builtins__),
+    return (_code_digest(code), id(fn.__globals__), id(fn.__builtins__),
             tuple(id(d) for d in fn.__defaults__ or ()),
             tuple((k, id(v)) for k, v in kwdefaults.items()),
-            tuple(id(cell) for cell in fn.__closure__ or ()))  # contents may change (nonlocal)
+            tuple(_cell_fingerprint(cell, depth) for cell in fn.__closure__ or ()))
+
+
+def _cell_fingerprint(cell: types.CellType, depth: int) -> tuple:
+    """The cell and what it holds (the grader's closures are not rebound with ``nonlocal``
+    after start: a change of contents is a change); a closed-over function, its own print."""
+    try:
+        value = cell.cell_contents
+    except ValueError:  # empty: a name bound later in the enclosing function
+        return (id(cell), None)
+    if type(value) is types.FunctionType and depth < 4:
+        return (id(cell), id(value), _function_fingerprint(value, depth + 1))
+    return (id(cell), id(value))
 
 
 def _trusted_functions(dicts: list, classes: list, modules: frozenset) -> list:
     """(label, function, fingerprint) of every function the autograder's modules and the probes
     define, at module level or in their classes (methods, static and class methods, property
     accessors)."""
-    found: list[tuple[str, types.FunctionType, tuple]] = []
+    found: list[tuple] = []
     seen: set[int] = set()
 
     def add(label: str, value: Any) -> None:
@@ -235,7 +339,16 @@ def _trusted_functions(dicts: list, classes: list, modules: frozenset) -> list:
                    getattr(value, "fset", None)):
             if type(fn) is types.FunctionType and id(fn) not in seen:
                 seen.add(id(fn))
-                found.append((label, fn, _function_fingerprint(fn)))
+                code = fn.__code__
+                # (label, function, its print, its pristine code, the shape of its running
+                # bytes, [the code it was last given]), see the module's docstring.
+                found.append((label, fn, _function_fingerprint(fn), _fresh_code(code),
+                              _code_shape(code), [code]))
+                for cell in fn.__closure__ or ():  # each_case's wrapper closes over the probe
+                    try:
+                        add(label + ".<closed over>", cell.cell_contents)
+                    except ValueError:
+                        continue
 
     for name, _, snap, _ in dicts:
         if name in modules:
@@ -270,10 +383,9 @@ _EVENT_KIND = {
 }
 
 
-# Library modules that hand frames or native memory to their caller (inspect.currentframe,
-# traceback.walk_stack, ctypes.string_at): what they do counts as their caller's.
-_FRAME_HANDERS = ("/inspect.py", "/traceback.py", "/logging/__init__.py",
-                  "/ctypes/__init__.py")
+# Library modules that hand frames to their caller (inspect.currentframe, traceback.walk_stack):
+# what they do counts as their caller's.
+_FRAME_HANDERS = ("/inspect.py", "/traceback.py", "/logging/__init__.py")
 
 
 def install_tripwire(trusted: tuple[str, ...], exit_base: int, own_globals: dict) -> None:
@@ -293,9 +405,9 @@ def install_tripwire(trusted: tuple[str, ...], exit_base: int, own_globals: dict
     def hook(event: str, args: tuple) -> None:
         kind = kinds.get(event)
         if kind is None:
-            if not event.startswith("ctypes."):
-                return
-            kind = 2
+            if event.startswith("ctypes."):  # whoever calls (see the module's docstring)
+                exit_now(exit_base + 2)
+            return
         if busy:
             return
         busy.append(1)
@@ -303,7 +415,7 @@ def install_tripwire(trusted: tuple[str, ...], exit_base: int, own_globals: dict
             frame = getframe(1)
             if not is_student(frame):
                 # A library asked; for frames, a library that hands them on counts as its caller.
-                if kind not in (1, 2) or not frame.f_code.co_filename.endswith(handers):
+                if kind != 1 or not frame.f_code.co_filename.endswith(handers):
                     return
                 up = frame.f_back
                 if up is None or not is_student(up):

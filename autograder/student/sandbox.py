@@ -448,7 +448,10 @@ def _harness(chan: Channel, job: dict, isolation: list[str]) -> None:
     prepare = getattr(probes, "prepare_process", None)
     if prepare is not None:  # what an assignment's probes need of the process, before any cell
         prepare()
-    guard = Guard(tuple(job["own_primitives"]), extra_modules=(job["probes"],))
+    # An assignment's probes may name the modules they rely on beyond themselves (ps5: the
+    # kernel build, whose isolation latch and child script the probes trust): guarded as theirs.
+    guarded = tuple(getattr(probes, "GUARDED_MODULES", ()))
+    guard = Guard(tuple(job["own_primitives"]), extra_modules=(job["probes"], *guarded))
     # Bound now: what the cells do to the Guard class, this module or jax.config cannot reach
     # these (the closures themselves are only reachable through the heap or frames, which the
     # tripwire ends).

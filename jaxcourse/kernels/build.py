@@ -13,6 +13,10 @@ output (trimmed); the compiler runs with a time limit and the source with a size
 environment variable ``JAXCOURSE_KERNEL_CACHE`` names a folder (the test suite sets it; the
 grader's sandbox clears the environment), a source already compiled there is not compiled again.
 
+A CPU kernel's library is checked before it is loaded anywhere: it may link only what a kernel
+needs (jaxcourse.kernels.linkage); a library calling the Python C API, ``dlopen``, processes,
+threads or files is refused with those symbols named.
+
 After :func:`isolate_kernels` (the grader calls it in each student's process, before the first
 cell), no library is loaded into this process any more: :func:`cpu_kernel` and
 :func:`cuda_kernel` compile and check the exported symbol, and the kernel runs only through
@@ -20,7 +24,11 @@ cell), no library is loaded into this process any more: :func:`cpu_kernel` and
 inherits no descriptor, no environment and none of this process's memory. So native code never
 shares a process with anything the grader keeps in the student's process (the channel's key,
 the probes), and a kernel that crashes, hangs or scribbles over its memory ends only that
-interpreter, which the next call replaces.
+interpreter, which the next call replaces. That choice is not a module global a cell could set
+back: it lives in the closure of :func:`isolate_kernels` and :func:`kernels_isolated`, latched
+once, before any cell runs; the grader's guard compares that closure's contents before each
+probe, and its tripwire ends the process at any ``ctypes`` call once the cells have started,
+whoever makes it, so a library could not be loaded here even with the latch undone.
 """
 
 from __future__ import annotations
@@ -43,7 +51,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from jaxcourse.kernels import isolated
+from jaxcourse.kernels import isolated, linkage
 from jaxcourse.kernels.isolated import HEADER, frame, read_frame
 
 MAX_SOURCE_BYTES = 100_000
@@ -56,16 +64,19 @@ _registered: dict[tuple[str, str], str] = {}
 _cuda_requests: dict[str, tuple[str, str]] = {}
 _libraries: list[ctypes.CDLL] = []  # kept alive: XLA calls into them
 _built: dict[str, Path] = {}  # (compiler, source) digest -> the library this process built
-_ISOLATED = False  # set once by isolate_kernels(); nothing sets it back
 _isolated_targets: dict[str, tuple[str, str, str]] = {}  # target -> (library, symbol, platform)
 _children: dict[str, _Child] = {}
+_refused: dict[str, str] = {}  # target -> why its library may not be loaded (its symbols named)
+# Found now: the kernel's process runs with an empty environment, no PATH.
+_NM = shutil.which("nm") or "/usr/bin/nm"
 START_TIMEOUT_S = 60.0  # a fresh interpreter importing JAX, on a loaded machine
 CALL_TIMEOUT_S = 10.0  # one call on a grader's small arrays; longer means it never returns
 MAX_CHILDREN = 2
 # The child is a fresh interpreter (-I: no environment, no user site, not the current folder)
-# running the text of jaxcourse/kernels/isolated.py, read now: the grader's sandbox hides the
-# course's files from the student's process, which imported this module before they were hidden.
-_CHILD = Path(isolated.__file__).read_text()
+# running the text of jaxcourse/kernels/linkage.py, then isolated.py's, read now: the grader's
+# sandbox hides the course's files from the student's process, which imported this module
+# before they were hidden.
+_CHILD = Path(linkage.__file__).read_text() + "\n\n" + Path(isolated.__file__).read_text()
 
 
 class KernelBuildError(RuntimeError):
@@ -85,16 +96,36 @@ class KernelCallError(RuntimeError):
         self.kind = kind
 
 
-def isolate_kernels() -> None:
-    """From now on, load no kernel library into this process (see the module's docstring).
-    There is no way back: a student's cell may call this too, and gains nothing by it."""
-    global _ISOLATED
-    _ISOLATED = True
+def _isolation_latch():
+    isolated_now = False
+
+    def isolate_kernels() -> None:
+        """From now on, load no kernel library into this process (see the module's docstring).
+        There is no way back: a student's cell may call this too, and gains nothing by it."""
+        nonlocal isolated_now
+        isolated_now = True
+
+    def kernels_isolated() -> bool:
+        """Whether :func:`isolate_kernels` was called in this process."""
+        return isolated_now
+
+    return isolate_kernels, kernels_isolated
 
 
-def kernels_isolated() -> bool:
-    """Whether :func:`isolate_kernels` was called in this process."""
-    return _ISOLATED
+isolate_kernels, kernels_isolated = _isolation_latch()
+
+
+def _check_links(library: Path, target: str) -> None:
+    """Refuse a library that links what a kernel may not call: isolated, its calls fail (so
+    only the kernel's own checks do); else it is never loaded."""
+    refused = linkage.refused_symbols(str(library), _NM)
+    if not refused:
+        _refused.pop(target, None)
+        return
+    message = linkage.refusal_message(refused)
+    if not kernels_isolated():
+        raise KernelBuildError(message)
+    _refused[target] = message
 
 
 def _exported(library: Path) -> set[str]:
@@ -224,18 +255,22 @@ def cpu_kernel(source: str, *, symbol: str, prefix: str = "kernel") -> str:
     if not isinstance(prefix, str) or not _SYMBOL.fullmatch(prefix):
         raise ValueError(f"prefix must be a C identifier, not {prefix!r}")
     digest = source_digest(source if isinstance(source, str) else "")
-    if _ISOLATED:
-        return _record(f"{prefix}_{digest}", compile_library(source, name=prefix), symbol, "cpu")
+    target = f"{prefix}_{digest}"
+    if kernels_isolated():
+        built = compile_library(source, name=prefix)
+        _check_links(built, target)
+        return _record(target, built, symbol, "cpu")
     key = (digest, symbol)
     if key in _registered:
         return _registered[key]
-    library = ctypes.cdll.LoadLibrary(str(compile_library(source, name=prefix)))
+    built = compile_library(source, name=prefix)
+    _check_links(built, target)
+    library = ctypes.cdll.LoadLibrary(str(built))
     try:
         handler = getattr(library, symbol)
     except AttributeError:
         raise KernelBuildError(f"the library has no symbol {symbol!r}: define it with "
                                "XLA_FFI_DEFINE_HANDLER_SYMBOL") from None
-    target = f"{prefix}_{digest}"
     jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(handler), platform="cpu")
     _libraries.append(library)
     _registered[key] = target
@@ -254,7 +289,7 @@ def cuda_kernel(source: str, *, symbol: str, prefix: str = "kernel") -> str:
         return _registered[key]
     if not any(device.platform == "gpu" for device in jax.devices()):
         return target
-    if _ISOLATED:
+    if kernels_isolated():
         return _record(target, compile_library(source, compiler="nvcc", name=prefix), symbol,
                        "CUDA")
     library = ctypes.cdll.LoadLibrary(str(compile_library(source, compiler="nvcc",
@@ -288,6 +323,8 @@ def run_isolated(target: str, operands, result: jax.ShapeDtypeStruct, attributes
     malformed answer :class:`KernelRunError`."""
     if target not in _isolated_targets:
         raise KernelRunError(f"no kernel library was built for {target!r} in this process")
+    if target in _refused:
+        raise KernelRunError(_refused[target])
     operands = [np.ascontiguousarray(o) for o in operands]
     header = {"dtypes": [o.dtype.name for o in operands], "shapes": [list(o.shape) for o in operands],
               "result": [list(result.shape), np.dtype(result.dtype).name],
@@ -324,7 +361,7 @@ class _Child:
                "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}  # several may share one GPU
         errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop(); what it printed
         process = subprocess.Popen(
-            [sys.executable, "-I", "-c", _CHILD, library, symbol, target, platform], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=env,
+            [sys.executable, "-I", "-c", _CHILD, library, symbol, target, platform, _NM], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=env,
             close_fds=True)
         os.set_blocking(process.stdin.fileno(), False)
         child = cls(target, process, errors)

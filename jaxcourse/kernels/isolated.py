@@ -8,9 +8,12 @@ here shares its memory with nothing of the process that asked.
 
 A frame each way is ``[u32 length][u32 header length][JSON header][array bytes...]``; arrays are
 raw bytes with their dtype name and shape in the header, so nothing is unpickled on either side.
-"""
 
-from __future__ import annotations
+Before it loads the library, the child reads its undefined symbols again
+(jaxcourse.kernels.linkage, whose text comes first in the script the child runs; hence no
+``from __future__`` import here): what the notebook's process recorded as the library to load
+is not trusted to have been checked there.
+"""
 
 import json
 import os
@@ -66,8 +69,14 @@ def _call(jax, np, target: str, device, header: dict, buffers: list[bytes]) -> d
             "value": y}
 
 
-def main(argv: list[str]) -> int:
-    library, symbol, target, platform = argv
+def main(argv: list[str], refused_symbols, refusal_message) -> int:
+    library, symbol, target, platform, nm = argv
+    # (nvcc links CUDA's runtime into the library, which itself loads the driver with dlopen:
+    # a CUDA library is not checked by its symbols.)
+    refused = refused_symbols(library, nm) if platform == "cpu" else []
+    if refused:  # said on stderr, which the parent reports; nothing of the library ran
+        print(refusal_message(refused), file=sys.stderr)
+        return 3
     # Replies go out on a copy of stdout; what the library prints goes where stderr goes.
     stdout = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
@@ -96,4 +105,5 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    # Run as the child's script, linkage.py's text first: its functions are defined above.
+    sys.exit(main(sys.argv[1:], refused_symbols, refusal_message))  # noqa: F821

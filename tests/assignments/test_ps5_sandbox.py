@@ -7,8 +7,21 @@ to open the memory of the process that loaded it; the rest of their notebook is 
 The kernel runs in a process of its own (jaxcourse.kernels.build.run_isolated), never in the one
 that runs the notebook and holds the channel's key: a library that ended the process that loads
 it would otherwise cost every task.
+Two more kernels call back into the Python that loads them (the Python C API: a kernel could
+have JAX compute its result) or load code themselves (dlopen/dlsym): their libraries are refused
+by the symbols they link (jaxcourse.kernels.linkage) before they are loaded anywhere, the
+symbols named in the feedback.
 Each attacking kernel earns nothing, and costs its student only the kernel's points: the other
-tasks, whose checks never run the kernel, keep theirs. A wrong kernel that aborts its process (a
+tasks, whose checks never run the kernel, keep theirs.
+
+The same run grades issue 51's attacks from a cell, each added to the untouched notebook beside
+that notebook as it is (its honest twin): the kernels' isolation latch set back and a kernel
+loaded into the notebook's process; a capsule over any address made by ``jax.ffi.pycapsule``
+(native code reached through a library's ctypes, which the tripwire ends whoever calls); and a
+probe's closure cell swapped for a fake that computes what the grader expects (the guard
+compares closures' contents). The first and the last need the real builtins, reached here
+through ``numpy.testing.runstring`` (an exec); once the cell policy refuses that, they are
+refused before they run. Either way none earns a point beyond its twin or prints its marker. A wrong kernel that aborts its process (a
 failed assertion in the FFI headers) loses points on the kernel's checks only. The honest student, graded in the same
 run by the same workers, earns every point; nothing is written outside the sandbox.
 """
@@ -16,6 +29,7 @@ run by the same workers, earns every point; nothing is written outside the sandb
 from __future__ import annotations
 
 import csv
+import html
 import json
 import subprocess
 import sys
@@ -67,6 +81,70 @@ HOSTILE = {
 }
 
 
+# Kernels that reach for what a kernel may not link (file scope, the reference otherwise): refused
+# by name before any load, so the kernel's checks fail naming the symbols.
+LINKED = {
+    "calls_back_into_python": ("""
+extern "C" {
+typedef struct _object PyObject;
+int PyGILState_Ensure(void);
+int PyRun_SimpleString(const char*);
+PyObject* PyImport_ImportModule(const char*);
+}
+__attribute__((constructor)) static void Attack() {
+  PyGILState_Ensure();
+  PyImport_ImportModule("jax");
+  PyRun_SimpleString("open('/tmp/ps5-kernel-escaped', 'w').write('python')");
+}
+""", ("PyRun_SimpleString", "PyImport_ImportModule")),
+    "loads_code_itself": ("""
+#include <dlfcn.h>
+__attribute__((constructor)) static void Attack() {
+  if (void* self = dlopen(nullptr, RTLD_NOW)) {
+    if (auto run = reinterpret_cast<int (*)(const char*)>(dlsym(self, "PyRun_SimpleString"))) {
+      run("open('/tmp/ps5-kernel-escaped', 'w').write('dlsym')");
+    }
+  }
+}
+""", ("dlopen", "dlsym")),
+}
+# A cell added to the untouched notebook: (its source, what it prints only if it ran past the
+# walls, what it prints once its change is made, and what the feedback then says of it).
+CELL_ATTACKS = {
+    "flips_isolation": ("""
+import numpy as np
+np.testing.runstring('''
+import jaxcourse.kernels.build as build
+build.kernels_isolated.__closure__[0].cell_contents = False
+print("ISOLATION-" + "FLIPPED", build.kernels_isolated())
+build.cpu_kernel(source, symbol="Lse", prefix="flipped")
+print("LOADED-" + "IN-PROCESS")
+''', {"source": LSE_CC})
+""", "LOADED-IN-PROCESS", None, None),
+    # (The cell policy refuses jax.ffi as a module; with the real builtins, the call is jax's.)
+    "capsule_from_a_cell": ("""
+import numpy as np
+np.testing.runstring('''
+import jax
+jax.ffi.register_ffi_target("cell_capsule", jax.ffi.pycapsule(0x41414141), platform="cpu")
+print("CAPSULE-" + "MADE")
+''', {})
+""", "CAPSULE-MADE", None, None),
+    "swaps_a_closure": ("""
+import numpy as np
+np.testing.runstring('''
+import sys
+probes = sys.modules["autograder.assignments.ps5_kernels.probes"]
+def fake(ns, inputs):
+    x, w = probes._array(inputs["x"]), probes._array(inputs["w"])
+    return probes._lse_numpy(x, w, inputs["t"])
+probes.probe_kernel.__closure__[0].cell_contents = fake
+print("CLOSURE-" + "SWAPPED")
+''', {})
+""", None, "CLOSURE-SWAPPED", "probe_kernel (rewritten in place)"),
+}
+
+
 # Native code at file scope, the reference kernel otherwise: it runs as the library loads, before
 # any call. Loaded in the notebook's process, it would end the process in the kernel's cell, and
 # every task would lose its points; loaded in a process of its own, it costs the kernel's checks.
@@ -115,10 +193,15 @@ def graded(tmp_path_factory):
         students[name] = make_submission(
             NAME, {**solution_sources(NAME, root=ROOT), "kernel": _hostile_kernel(body)},
             root=ROOT)
-    for name, code in LOADED.items():
+    for name, code in {**LOADED, **{n: c for n, (c, _) in LINKED.items()}}.items():
         students[name] = make_submission(
             NAME, {**solution_sources(NAME, root=ROOT), "kernel": _loaded_attack(code)},
             root=ROOT)
+    students["untouched"] = make_submission(NAME, {}, root=ROOT)
+    for name, (cell, *_) in CELL_ATTACKS.items():
+        nb = make_submission(NAME, {}, root=ROOT)
+        nb.cells.append(nbformat.v4.new_code_cell(cell))
+        students[name] = nb
     for name, (_, fills) in mutants.CRASH_MUTANTS.items():
         students[name] = make_submission(
             NAME, {**solution_sources(NAME, root=ROOT), **fills}, root=ROOT)
@@ -135,20 +218,22 @@ def graded(tmp_path_factory):
     assert done.returncode == 0, done.stderr[-3000:]
     rows = {row["student_id"]: row for row in csv.DictReader((out / "grades.csv").open())}
     results = {s: json.loads((out / "results" / f"{s}.json").read_text()) for s in students}
-    return rows, results
+    pages = {s: html.unescape((out / "feedback" / f"{s}.html").read_text(encoding="utf-8"))
+             for s in students}
+    return rows, results, pages
 
 
 def test_the_honest_student_earns_every_point(graded):
-    rows, results = graded
+    rows, results, _ = graded
     failed = [(t["name"], t["message"]) for t in results["honest"]["tests"]
               if t["status"] not in ("passed", "not-run")]
     assert failed == []
     assert float(rows["honest"]["score"]) == TOTAL_HERE
 
 
-@pytest.mark.parametrize("student", sorted(HOSTILE) + sorted(LOADED))
+@pytest.mark.parametrize("student", sorted(HOSTILE) + sorted(LOADED) + sorted(LINKED))
 def test_hostile_native_code_earns_nothing_and_costs_only_its_own_checks(graded, student):
-    rows, results = graded
+    rows, results, _ = graded
     kernel_points = sum(c.points for c in checks.CHECKS if c.task == checks.KERNEL)
     assert float(rows[student]["score"]) == TOTAL_HERE - kernel_points
     for test in results[student]["tests"]:
@@ -160,7 +245,7 @@ def test_hostile_native_code_earns_nothing_and_costs_only_its_own_checks(graded,
 
 @pytest.mark.parametrize("student", sorted(mutants.CRASH_MUTANTS))
 def test_a_kernel_that_aborts_loses_points_on_its_own_task_only(graded, student):
-    rows, results = graded
+    rows, results, _ = graded
     lost = [t for t in results[student]["tests"] if t["status"] not in ("passed", "not-run")]
     assert lost and all(t["name"].startswith("ps5.kernel.") and t["message"] for t in lost)
     assert float(rows[student]["score"]) < TOTAL_HERE
@@ -169,3 +254,27 @@ def test_a_kernel_that_aborts_loses_points_on_its_own_task_only(graded, student)
 def test_nothing_escaped_the_sandbox(graded):
     assert not MARKER.exists()
     assert not (ROOT / "escaped-from-ps5").exists()
+
+
+@pytest.mark.parametrize("student", sorted(LINKED))
+def test_a_kernel_linking_what_a_kernel_may_not_is_refused_by_name(graded, student):
+    _, results, _ = graded
+    messages = [t["message"] for t in results[student]["tests"]
+                if t["name"].startswith("ps5.kernel.")]
+    assert messages and all(symbol in m and "jaxcourse.kernels.linkage" in m
+                            for m in messages for symbol in LINKED[student][1]), messages[:2]
+
+
+@pytest.mark.parametrize("student", sorted(CELL_ATTACKS))
+def test_a_cell_reaching_native_code_or_a_closure_earns_nothing(graded, student):
+    rows, results, pages = graded
+    twin = results["untouched"]
+    assert float(rows[student]["score"]) <= float(rows["untouched"]["score"])
+    points = {t["name"]: t["points"] for t in results[student]["tests"]}
+    assert all(points[t["name"]] <= t["points"] for t in twin["tests"]), student
+    # (The cell's source writes each marker in parts.)
+    _, never, changed, reported = CELL_ATTACKS[student]
+    if never is not None:
+        assert never not in pages[student], student
+    if changed is not None and changed in pages[student]:  # the change ran: it is named
+        assert reported in pages[student], student

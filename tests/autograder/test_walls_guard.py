@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import types
 
 import numpy as np
 import pytest
@@ -130,6 +131,10 @@ def test_tripwire_lets_honest_code_run():
     ("def g():\n    yield\ng().gi_frame", 1),
     ("import ctypes\nctypes.string_at(id(jax), 8)", 2),
     ("import ctypes\nctypes.CDLL(None)", 2),
+    # Through ctypes' own loader, and through a library (jax, a trusted file) whose ctypes call
+    # would hand XLA any address as a handler: refused whoever calls.
+    ("import ctypes\nctypes.cdll.LoadLibrary('libm.so.6')", 2),
+    ("jax.ffi.pycapsule(0)", 2),
     ("import sys\nsys.settrace(lambda *a: None)", 3),
     ("import sys\nsys.setprofile(lambda *a: None)", 3),
     ("import sys\nsys.addaudithook(lambda *a: None)", 4),
@@ -143,3 +148,66 @@ def test_tripwire_ends_the_process_before_the_operation(code, kind):
     assert proc.returncode == 200 + kind, (proc.returncode, proc.stderr[-2000:])
     assert "RAN-TO-THE-END" not in proc.stdout
     assert 0 <= kind < len(TRIPWIRE_KINDS)
+
+
+def _fake_probes(source: str) -> types.ModuleType:
+    module = types.ModuleType("fake_probes_issue51")
+    exec(compile(source, "fake_probes_issue51.py", "exec"), vars(module))  # noqa: S102
+    sys.modules[module.__name__] = module
+    return module
+
+
+def test_a_swapped_closure_cell_is_a_change():
+    from autograder.student.probe_helpers import each_case
+
+    module = _fake_probes("def probe_one(ns, inputs):\n    return 1\n")
+    module.probe_one = each_case(module.probe_one)
+    module.probe_one.__module__ = module.__name__
+    try:
+        restore = Guard(extra_modules=(module.__name__,)).restore
+        cell = module.probe_one.__closure__[0]
+        honest = cell.cell_contents
+        cell.cell_contents = lambda ns, inputs: 2  # no audit event is raised for this
+        assert f"{module.__name__}.probe_one (rewritten in place)" in restore()
+        cell.cell_contents = honest
+        assert restore() == []
+    finally:
+        del sys.modules[module.__name__]
+
+
+def test_live_instructions_overwritten_in_memory_are_seen_and_replaced():
+    import ctypes
+    import dis
+
+    module = _fake_probes("def probe_two():\n    a = 1\n    b = 2\n    return a\n")
+    try:
+        restore = Guard(extra_modules=(module.__name__,)).restore
+        assert restore() == [] and module.probe_two() == 1
+        code = module.probe_two.__code__
+        assert code.co_code  # cached: the copy dis and marshal read is now fixed
+        live = code._co_code_adaptive
+        at = max(i for i in range(0, len(live), 2)
+                 if live[i] == dis.opmap["LOAD_FAST"] and live[i + 1] == 0)
+        where = ctypes.string_at(id(code), code.__sizeof__()).index(live)
+        ctypes.memmove(id(code) + where + at + 1, b"\x01", 1)  # `return a` becomes `return b`
+        assert module.probe_two() == 2 and dis.Bytecode(code).dis() == dis.Bytecode(
+            module.probe_two.__code__).dis()
+        assert restore() == [f"{module.__name__}.probe_two (rewritten in place)"]
+        assert module.probe_two() == 1  # what runs now is the pristine copy
+        assert restore() == []
+    finally:
+        del sys.modules[module.__name__]
+
+
+def test_the_kernels_isolation_latch_is_guarded():
+    from jaxcourse.kernels import build
+
+    restore = Guard(extra_modules=("jaxcourse.kernels.build",)).restore
+    cell = build.kernels_isolated.__closure__[0]
+    was = cell.cell_contents
+    cell.cell_contents = not was
+    try:
+        assert "jaxcourse.kernels.build.kernels_isolated (rewritten in place)" in restore()
+    finally:
+        cell.cell_contents = was
+    assert restore() == []

@@ -44,6 +44,11 @@ CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "custom_jvp_call",
                    "custom_vjp_call", "custom_vjp_call_jaxpr", "custom_vmap_call", "remat",
                    "checkpoint"})
 LOOPS = frozenset({"while", "scan"})
+# What the probes trust beyond themselves (autograder.student.sandbox passes them to the guard):
+# the kernel build, whose isolation latch, child script and link check decide where and whether
+# a student's library is loaded.
+GUARDED_MODULES = ("jaxcourse.kernels.build", "jaxcourse.kernels.isolated",
+                   "jaxcourse.kernels.linkage")
 
 
 def _name(ns: dict, key: str) -> str:
