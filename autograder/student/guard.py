@@ -87,7 +87,38 @@ _REGISTRIES = (
     ("jax._src.interpreters.batching", "fancy_primitive_batchers"),
     ("jax._src.interpreters.mlir", "_lowerings"),
 )
+# Modules whose dicts keyed by primitive are JAX's rule tables: every such dict is guarded
+# (JVP, transpose, batching, partial evaluation, DCE, lowering rules, and whatever table a release
+# adds), found when the guard starts rather than listed by hand.
+_RULE_MODULES = ("jax._src.interpreters.ad", "jax._src.interpreters.batching",
+                 "jax._src.interpreters.partial_eval", "jax._src.interpreters.mlir",
+                 "jax._src.core", "jax._src.dispatch")
 _MISSING = object()
+
+
+def _rule_tables() -> list[tuple[str, str]]:
+    """(module, attribute) of every non-empty dict keyed by primitives in ``_RULE_MODULES``, and
+    the ``_REGISTRIES`` named by hand."""
+    from jax._src.core import Primitive
+
+    found = []
+    for module_name in _RULE_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        for attr, value in list(vars(module).items()):
+            if (type(value) is dict and value
+                    and all(isinstance(k, Primitive) for k in list(value)[:50])):
+                found.append((module_name, attr))
+    for module_name, attr in _REGISTRIES:
+        try:
+            getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError):
+            continue
+        if (module_name, attr) not in found:
+            found.append((module_name, attr))
+    return found
 # Interpreter bookkeeping that changes on its own while code runs.
 _HARMLESS = {
     "sys": frozenset(("last_type", "last_value", "last_traceback", "last_exc", "displayhook",
@@ -126,12 +157,20 @@ def _make_restore(own: frozenset, extra_modules: tuple[str, ...]) -> Callable[[]
                 seen.add(id(value))
                 classes.append((f"{name}.{value.__qualname__}", value, dict(vars(value))))
     registries: list[tuple[str, dict, dict]] = []
-    for module_name, attr in _REGISTRIES:
-        try:
-            table = getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError):
-            continue
+    for module_name, attr in _rule_tables():
+        table = getattr(importlib.import_module(module_name), attr)
         registries.append((f"{module_name}.{attr}", table, dict(table)))
+    # A primitive's own rules (``sin_p.def_impl``, ``def_abstract_eval``) live on the object,
+    # not in a table: every primitive a table knows, its attributes as they were.
+    primitives: list[tuple[str, Any, dict]] = []
+    seen_primitives: set[int] = set()
+    for _, table, _ in registries:
+        for key in list(table):
+            name = getattr(key, "name", None)
+            if id(key) in seen_primitives or name in own or not hasattr(key, "__dict__"):
+                continue
+            seen_primitives.add(id(key))
+            primitives.append((f"primitive {name}", key, dict(vars(key))))
     from jax._src.interpreters import mlir
 
     platform_tables = mlir._platform_specific_lowerings
@@ -206,6 +245,19 @@ def _make_restore(own: frozenset, extra_modules: tuple[str, ...]) -> Callable[[]
                     del table[key]
                 else:
                     table[key] = old
+        for label, prim, snap in primitives:
+            live = _vars(prim)
+            if len(live) == len(snap) and all(live.get(k, missing) is v for k, v in snap.items()):
+                continue
+            for key in _set(live) | _set(snap):
+                old, new = snap.get(key, missing), live.get(key, missing)
+                if old is new:
+                    continue
+                changed.append(label + "." + _str(key))
+                if old is missing:
+                    del live[key]
+                else:
+                    live[key] = old
         for platform in _set(platform_tables) - platforms:
             table = platform_tables[platform]
             for key in [k for k in table if _getattr(k, "name", None) not in own]:

@@ -680,6 +680,28 @@ def unflatten_normaliser(clip, children):
 
 jax.tree_util.register_pytree_node(Normaliser, flatten_normaliser, unflatten_normaliser)
 '''}),
+    "method_object_new": ("a pytree class whose unflatten skips __init__ with object.__new__, "
+                          "as JAX's pytree documentation writes it", {"method": '''
+@jax.tree_util.register_pytree_node_class
+class Normaliser:
+    def __init__(self, mean, scale, clip):
+        self.mean, self.scale, self.clip = mean, scale, clip
+
+    @jax.jit
+    def apply(self, x):
+        z = (x - self.mean) / self.scale
+        return z if self.clip is None else jnp.minimum(jnp.maximum(z, -self.clip), self.clip)
+
+    def tree_flatten(self):
+        return (self.mean, self.scale), self.clip
+
+    @classmethod
+    def tree_unflatten(cls, clip, children):
+        obj = object.__new__(cls)
+        obj.mean, obj.scale = children
+        obj.clip = clip
+        return obj
+'''}),
     "placement_tree_map": ("device_put leaf by leaf", {"placement": '''
 def put_batch(batch, device):
     return jax.tree.map(lambda leaf: jax.device_put(leaf, device), batch)
