@@ -72,6 +72,15 @@ class Allowlist:
         """Attribute name -> why, for the names refused on every object."""
         return dict(self.names.refused)
 
+    def class_refusals(self) -> dict[str, dict[str, str]]:
+        """Member name -> {class key -> why}: members refused on one class and its subclasses
+        (``Operation.parse``, where ``Attribute.parse`` is harmless)."""
+        out: dict[str, dict[str, str]] = {}
+        for key, section in self.classes.items():
+            for name, why in section.refused.items():
+                out.setdefault(name, {})[key] = why
+        return out
+
 
 def parse(text: str) -> Allowlist:
     modules: dict[str, Section] = {}
@@ -240,7 +249,7 @@ def unreviewed(allowlist: Allowlist, reach: Reach) -> dict[str, list[str]]:
             out[f"module {name}"] = new
     for name, names in sorted(reach.classes.items()):
         section = allowlist.classes.get(name)
-        known = section.allowed if section else set()
+        known = (section.allowed | set(section.refused)) if section else set()
         new = [n for n in names if n not in known and n not in refused_anywhere]
         if new:
             out[f"class {name}"] = new

@@ -45,6 +45,21 @@ REEXPORTED = ("jaxlib.mlir",)
 ALLOWLIST = allowlist.load()
 _IMPORTABLE = ALLOWLIST.importable()
 DENIED_NAMES = ALLOWLIST.refused_members()
+# Members refused on one class and its subclasses only (MLIR's Operation.parse, Lowered.compile).
+CLASS_REFUSALS = ALLOWLIST.class_refusals()
+# The JAX options a cell may set with jax.config.update: the numerics and debugging switches the
+# book and the tasks use. Others make JAX write files (jax_dump_ir_to, the compilation cache),
+# pick platforms or plugins, or change what the grader measures.
+JAX_OPTIONS = frozenset((
+    "jax_enable_x64", "jax_debug_nans", "jax_debug_infs", "jax_disable_jit",
+    "jax_numpy_rank_promotion", "jax_numpy_dtype_promotion", "jax_default_matmul_precision",
+    "jax_log_compiles", "jax_check_tracer_leaks", "jax_enable_checks", "jax_traceback_filtering",
+    "jax_explain_cache_misses", "jax_default_prng_impl", "jax_threefry_partitionable",
+    "jax_softmax_custom_jvp", "jax_dynamic_shapes",
+))
+# Packages whose classes a cell may not subclass: an MLIR operation class subclassed with another
+# OPERATION_NAME builds any operation, a custom call to native code among them.
+UNSUBCLASSABLE = ("jaxlib.mlir", "jax._src.lib.mlir")
 # Builtins that run strings, reach namespaces or the interpreter: not in the cells' builtins.
 # ``id`` gives memory addresses, which only an attack needs.
 DENIED_BUILTINS = ("eval", "exec", "compile", "__import__", "globals", "locals", "vars", "open",
@@ -212,6 +227,48 @@ class CellType(metaclass=_TypeMeta):
 _SHARED_VALUES = (types.ModuleType, str, bytes, int, float, tuple, type(None))
 
 
+def class_member_refusal(obj: Any, name: str) -> str | None:
+    """Why ``name`` may not be read from ``obj`` because a class on its MRO refuses it."""
+    owners = CLASS_REFUSALS.get(name)
+    if not owners:
+        return None
+    cls = obj if isinstance(obj, type) else type(obj)
+    for base in getattr(cls, "__mro__", ()):
+        why = owners.get(f"{base.__module__}.{base.__qualname__}")
+        if why:
+            return f"{base.__qualname__}.{name} is not allowed ({why})"
+    return None
+
+
+def _is_jax_config(obj: Any) -> bool:
+    cls = type(obj)
+    return cls.__name__ == "Config" and cls.__module__ == "jax._src.config"
+
+
+def _checked_config_update(update: Any) -> Any:
+    def guarded(name: Any, value: Any) -> Any:
+        if type(name) is not str or name not in JAX_OPTIONS:
+            raise PolicyError(f"jax.config.update({name!r}, ...) is not allowed in a cell (allowed: "
+                              f"{', '.join(sorted(JAX_OPTIONS))})")
+        return update(name, value)
+
+    guarded.__name__ = guarded.__qualname__ = "update"
+    return guarded
+
+
+def _build_class(build: Any) -> Any:
+    """``__build_class__`` for class statements: no base from ``UNSUBCLASSABLE``."""
+    def guarded(func: Any, name: Any, *bases: Any, **kwargs: Any) -> Any:
+        for base in bases:
+            module = getattr(base, "__module__", "") if isinstance(base, type) else ""
+            if isinstance(module, str) and module.startswith(UNSUBCLASSABLE):
+                raise PolicyError(f"class {name}: subclassing {base.__qualname__} (MLIR) is not "
+                                  "allowed (a subclass can build an operation of any name)")
+        return build(func, name, *bases, **kwargs)
+
+    return guarded
+
+
 def _module_refusal(module: types.ModuleType, name: str) -> str | None:
     """The refusal of a module attribute that is itself a module: named as the module."""
     value = module.__dict__.get(name)
@@ -274,6 +331,8 @@ class Guards:
         self._wrap("functools", "update_wrapper", self._default_fields_only)
         self._wrap("functools", "wraps", self._default_fields_only)
         self._wrap("jax.debug", "print", self._checked_format)
+        self._wrap("jax.debug", "log", self._checked_format)
+        self._wrap("jax", "jit", self._no_compiler_options)
         self._wrap("dataclasses", "make_dataclass", self._checked_make_dataclass)
         for method in (str.format, str.format_map):  # str.format(fmt, ...): fmt is checked
             label = f"str.{method.__name__}"
@@ -386,9 +445,26 @@ class Guards:
         return guarded
 
     @staticmethod
+    def _no_compiler_options(fn: Any, label: str) -> Any:
+        """jax.jit as it is, but for ``compiler_options``: XLA's options write files
+        (``xla_dump_to``) and change what is compiled."""
+
+        @functools.wraps(fn)
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            if "compiler_options" in kwargs:
+                raise PolicyError(f"{label} with compiler_options is not allowed")
+            return fn(*args, **kwargs)
+
+        return guarded
+
+    @staticmethod
     def _checked_format(fn: Any, label: str) -> Any:
         def guarded(fmt: Any, *args: Any, **kwargs: Any) -> Any:
-            why = format_refusal(fmt) if isinstance(fmt, str) else None
+            # A format that is not a plain str is refused: JAX's own callers accept other values
+            # (jax.debug.print(None) hands back its formatting closure, unchecked).
+            if type(fmt) is not str:
+                raise PolicyError(f"{label} takes its format as a string")
+            why = format_refusal(fmt)
             if why:
                 raise PolicyError(f"{label}: {why}")
             return fn(fmt, *args, **kwargs)
@@ -434,6 +510,11 @@ class Guards:
             why = format_refusal(obj)
             if why:
                 raise PolicyError(why)
+        why = class_member_refusal(obj, name)
+        if why:
+            raise PolicyError(why)
+        if name == "update" and _is_jax_config(obj):
+            return _checked_config_update(obj.update)
         try:
             value = getattr(obj, name)
         except AttributeError:
@@ -465,6 +546,9 @@ class Guards:
             raise PolicyError(f"changing module {obj.__name__!r} is not allowed")
         if isinstance(obj, type) and obj.__module__ != "__main__":
             raise PolicyError(f"changing class {obj.__name__!r} is not allowed")
+        if _is_jax_config(obj):
+            raise PolicyError("changing jax.config's attributes is not allowed (jax.config.update "
+                              "sets the options a cell may set)")
         return obj
 
     def setattr(self, obj: Any, name: Any, value: Any) -> None:
@@ -511,7 +595,8 @@ class Guards:
         # name it, the provided (trusted) cells share the namespace, and C code (NumPy formatting
         # a bfloat16 dtype, say) imports through the builtins of the frame that called it.
         safe.update(__import__=builtins.__import__, getattr=self.getattr, hasattr=self.hasattr,
-                    setattr=self.setattr, delattr=self.delattr, type=CellType)
+                    setattr=self.setattr, delattr=self.delattr, type=CellType,
+                    __build_class__=_build_class(builtins.__build_class__))
         return {
             "__builtins__": safe,
             "_getattr_": self.getattr, "_getitem_": self.getitem, "_write_": self.write,

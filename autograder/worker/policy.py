@@ -215,6 +215,9 @@ class CellPolicy(RestrictingNodeTransformer):
             node.func = _located(ast.Name(ATTRIBUTE_BUILTINS[func.id], ast.Load()), func)
             return node
         self._check_array_constructor(node)
+        if any(k.arg == "compiler_options" for k in node.keywords):
+            self.error(node, "the keyword argument 'compiler_options' is not allowed (XLA's "
+                             "options write files and change what is compiled)")
         return self.node_contents_visit(node)
 
     def _check_array_constructor(self, node: ast.Call) -> None:
