@@ -164,6 +164,10 @@ def _make_restore(own: frozenset, extra_modules: tuple[str, ...]) -> Callable[[]
     # not in a table: every primitive a table knows, its attributes as they were.
     primitives: list[tuple[str, Any, dict]] = []
     seen_primitives: set[int] = set()
+    # The primitives that existed when the guard started. A rule added later for a primitive
+    # made later is JAX's own lazy registration (custom_vjp's vjp_node[jit] gets a transpose and a
+    # DCE rule when first differentiated) or the notebook's; for a known primitive it is a change.
+    known: set[int] = {id(key) for _, table, _ in registries for key in table}
     for _, table, _ in registries:
         for key in list(table):
             name = getattr(key, "name", None)
@@ -187,7 +191,7 @@ def _make_restore(own: frozenset, extra_modules: tuple[str, ...]) -> Callable[[]
     # Everything the closure calls is bound here, before student code can rebind any of it.
     _setattr, _delattr, _vars, _getattr, _ModuleType = (setattr, delattr, vars, getattr,
                                                         types.ModuleType)
-    _isinstance, _str, _sorted, _set, _repr = isinstance, str, sorted, set, repr
+    _isinstance, _str, _sorted, _set, _repr, _id = isinstance, str, sorted, set, repr, id
     _fingerprint, _rewritten, _fresh = _function_fingerprint, _rewritten_in_place, _fresh_code
     _unrun = _as_given
     missing = _MISSING
@@ -238,7 +242,7 @@ def _make_restore(own: frozenset, extra_modules: tuple[str, ...]) -> Callable[[]
                 if _getattr(key, "name", None) in own:
                     continue
                 old, new = snap.get(key, missing), table.get(key, missing)
-                if old is new:
+                if old is new or (old is missing and _id(key) not in known):
                     continue
                 changed.append(label + "[" + _str(_getattr(key, "name", "?")) + "]")
                 if old is missing:
