@@ -61,10 +61,11 @@ JAX_OPTIONS = frozenset((
 # OPERATION_NAME builds any operation, a custom call to native code among them.
 UNSUBCLASSABLE = ("jaxlib.mlir", "jax._src.lib.mlir")
 # Builtins that run strings, reach namespaces or the interpreter: not in the cells' builtins.
-# ``id`` gives memory addresses, which only an attack needs.
+# (``id`` stays: an identity map is an ordinary idiom, and an address is worth nothing without a
+# way to read memory, which the allowlist keeps out of reach; a default repr prints one anyway.)
 DENIED_BUILTINS = ("eval", "exec", "compile", "__import__", "globals", "locals", "vars", "open",
                    "breakpoint", "input", "help", "getattr", "setattr", "delattr", "hasattr",
-                   "memoryview", "id", "exit", "quit", "copyright", "credits", "license",
+                   "memoryview", "exit", "quit", "copyright", "credits", "license",
                    "__loader__", "__spec__")
 
 # The dunders a class body may define (deny by default). Everything else is refused, above all
@@ -134,8 +135,15 @@ def import_from_refusal(module: str, name: str) -> str | None:
     return module_attribute_refusal(target, name)
 
 
+# A named tuple's public API, underscored so as not to clash with its fields: readable on named
+# tuples only (the guard checks the object when the cell runs).
+NAMEDTUPLE_API = frozenset(("_replace", "_asdict", "_make", "_fields", "_field_defaults"))
+
+
 def name_refusal(name: str) -> str | None:
     """Why an attribute called ``name`` may not be read or written, or None."""
+    if name in NAMEDTUPLE_API:
+        return None
     if name.startswith("_"):
         return f"attribute {name!r} is not allowed (names starting with '_')"
     if name in DENIED_NAMES:
@@ -238,6 +246,11 @@ def class_member_refusal(obj: Any, name: str) -> str | None:
         if why:
             return f"{base.__qualname__}.{name} is not allowed ({why})"
     return None
+
+
+def _is_namedtuple(obj: Any) -> bool:
+    cls = obj if isinstance(obj, type) else type(obj)
+    return issubclass(cls, tuple) and type(cls.__dict__.get("_fields")) is tuple
 
 
 def _is_jax_config(obj: Any) -> bool:
@@ -500,6 +513,9 @@ class Guards:
         why = name_refusal(name)
         if why:
             raise PolicyError(why)
+        if name in NAMEDTUPLE_API and not _is_namedtuple(obj):
+            raise PolicyError(f"attribute {name!r} is allowed only on named tuples (names "
+                              "starting with '_')")
         if isinstance(obj, types.ModuleType):
             if not module_allowed(obj.__name__, self.roots):
                 raise PolicyError(f"module {obj.__name__!r} is not allowed in a cell")

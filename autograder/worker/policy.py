@@ -16,10 +16,10 @@ named as allowed is refused:
   extras; nothing else, no relative or ``*`` imports; ``from M import x`` only for an ``x`` the
   list allows in ``M`` (at run time, every attribute of a module goes through the same list);
 - no attribute whose name starts with ``_`` (dunders included) but ``object.__new__`` (for the
-  notebook's own classes), and none the list refuses on every object (frames, native memory,
+  notebook's own classes) and a named tuple's ``_replace``, ``_asdict``, ``_make``, ``_fields``, and none the list refuses on every object (frames, native memory,
   the backend's client: ``gi_frame``, ``ctypes``, ``attrgetter``, ``client``, ...);
 - no ``eval``, ``exec``, ``compile``, ``globals``, ``locals``, ``vars``, ``open``, ``input``,
-  ``breakpoint``, ``help``, ``memoryview``, ``id``, ``get_ipython``; ``getattr``, ``setattr``,
+  ``breakpoint``, ``help``, ``memoryview``, ``get_ipython``; ``getattr``, ``setattr``,
   ``hasattr`` and ``delattr`` only called with a string literal that passes the attribute rule;
 - no name starting with ``__`` (``__builtins__``, ``__class__``), except, defined directly in a
   class body (``def``, assignment, ``__hash__ = None``), the dunders of
@@ -51,6 +51,7 @@ from autograder.student.cellguard import (
     ALLOWED_CLASS_DUNDERS_TEXT,
     BASE_IMPORTS,
     DENIED_BUILTINS,
+    NAMEDTUPLE_API,
     format_refusal,
     import_from_refusal,
     module_allowed,
@@ -195,6 +196,9 @@ class CellPolicy(RestrictingNodeTransformer):
         why = None if object_new else name_refusal(node.attr)
         if why:
             self.error(node, why)
+        elif node.attr in NAMEDTUPLE_API and not isinstance(node.ctx, ast.Load):
+            self.error(node, f"attribute {node.attr!r} may be read, not written (names starting "
+                             "with '_')")
         node = self.node_contents_visit(node)
         if isinstance(node.ctx, ast.Load):  # a.b -> _getattr_(a, 'b')
             return _located(_call("_getattr_", node.value, ast.Constant(node.attr)), node)

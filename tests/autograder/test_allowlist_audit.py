@@ -117,3 +117,11 @@ def test_object_new_makes_the_notebook_own_classes_only():
         _run("import numpy as np\nobject.__new__(np.random.Generator)\n")
     code, refusals = check_source("x = int.__new__\n", cellguard.BASE_IMPORTS)
     assert code is None and "'__new__'" in refusals[0]
+
+
+def test_a_named_tuples_api_on_named_tuples_only():
+    ns = _run("import collections\nP = collections.namedtuple('P', 'a b')\n"
+              "p = P(1, 2)._replace(b=3)\nd = p._asdict()\nkey = id(p)\n")
+    assert ns["p"] == (1, 3) and ns["d"] == {"a": 1, "b": 3} and ns["key"] == id(ns["p"])
+    with pytest.raises(cellguard.PolicyError, match="allowed only on named tuples"):
+        _run("import jax\nf = jax.jit._replace\n")

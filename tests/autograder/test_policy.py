@@ -459,9 +459,9 @@ HOSTILE = [
     ("class A:\n    class __array_interface__:\n        pass",
      "line 2: name '__array_interface__' is not allowed"),
     ("def __array__(self):\n    pass", "line 1: name '__array__' is not allowed"),
-    # Memory addresses, arrays over foreign memory.
-    ("x = id(1)", "line 1: name 'id' is not allowed"),
-    ("f = lambda o: id(o)", "line 1: name 'id' is not allowed"),
+    # Arrays over foreign memory; a named tuple's API may be read, never written.
+    ("p._replace = None", "line 1: attribute '_replace' may be read, not written"),
+    ("x._private", "line 1: attribute '_private' is not allowed"),
     ("import numpy as np\nnp.ndarray((3,), np.uint8, b'abc')",
      "line 2: calling ndarray with a buffer, offset or strides is not allowed"),
     ("import numpy as np\nnp.ndarray((3,), buffer=bytearray(3))",
@@ -599,9 +599,9 @@ def test_runtime_guard_stops_what_the_text_cannot_show(source, message):
 
 def test_guards_and_builtins_in_the_namespace():
     ns = Guards(ROOTS).namespace()
-    for name in ("eval", "exec", "compile", "open", "globals", "vars", "breakpoint", "input",
-                 "id"):
+    for name in ("eval", "exec", "compile", "open", "globals", "vars", "breakpoint", "input"):
         assert name not in ns["__builtins__"]
+    assert ns["__builtins__"]["id"] is id  # identity maps are an ordinary idiom
     assert ns["__builtins__"]["getattr"] == ns["_getattr_"]
     assert ns["__builtins__"]["type"] is not type  # the checked stand-in
     with pytest.raises(PolicyError):
