@@ -5,7 +5,9 @@ Per assignment: its tasks, cells and points agree with the notebook; the referen
 point and passes every visible test; the untouched notebook earns nothing; each wrong solution
 loses points on its declared task and on no other; each correct alternative earns every point and
 passes every visible test; every check that runs without a GPU has a reproducer the engine finds
-and the cell policy accepts. Each notebook is also checked by the cell policy as the grader checks
+and the cell policy accepts; every check's inputs (under a few seeds) and every probe's value (of
+every notebook graded here) cross the sandbox's channel unchanged (autograder.student.channel:
+plain data, autograder.student.plain). Each notebook is also checked by the cell policy as the grader checks
 it, and none of these may have a cell refused, so grading them in process (grade_variants.py, two
 subprocesses per assignment, seed 0: the session fixture ``graded`` of tests/conftest.py, which
 the reproducer tests share) gives the grader's verdicts.
@@ -13,13 +15,16 @@ the reproducer tests share) gives the grader's verdicts.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from pathlib import Path
 
 import jax
 import nbformat
+import numpy as np
 import pytest
 
+from autograder import inprocess
 from autograder.assignments import REGISTRY, contract
 from autograder.grade import reproduce
 from autograder.instructor import classroom
@@ -36,6 +41,9 @@ CONTRACTS = {name: contract(name) for name in NAMES}
 WRONG = [(name, wrong) for name in NAMES for wrong in sorted(CONTRACTS[name].wrong_solutions)]
 ALTERNATIVES = [(name, alt) for name in NAMES for alt in sorted(CONTRACTS[name].alternatives)]
 HAS_GPU = any(d.platform == "gpu" for d in jax.devices())
+# The seeds each check's inputs are drawn under for the channel test: 0 is the one the in-process
+# grading here uses; the others draw what a grading's other secrets and students would.
+INPUT_SEEDS = range(5)
 
 
 def _failed(report: dict) -> list[tuple[str, str]]:
@@ -161,3 +169,45 @@ def test_every_check_without_a_gpu_has_a_reproducer(name):
         assert isinstance(code, str) and code.startswith(f"# {check.id}: "), check.id
         _, refusals = policy.check_source(code, a.allowed_imports)
         assert refusals == [], (check.id, refusals)
+
+
+def _same(a, b) -> bool:
+    """Whether two plain values are the same: the same types all the way down, the same array
+    dtypes, shapes and bytes."""
+    if type(a) is not type(b):
+        return False
+    if type(a) in (list, tuple):
+        return len(a) == len(b) and all(map(_same, a, b))
+    if type(a) is dict:
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if type(a) is np.ndarray:
+        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    return a == b or (type(a) is float and math.isnan(a) and math.isnan(b))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_checks_inputs_cross_the_channel(name):
+    """What the sandboxed grader sends to the student's process (a check's inputs, and its retry's)
+    is plain data and arrives unchanged: the in-process grading above would not notice (it runs
+    the probes in this process), the sandbox's channel refuses anything else."""
+    problems = []
+    for check in contract(name).checks:
+        for seed in INPUT_SEEDS:
+            inputs = check.make_inputs(inprocess.check_rng(check, seed))
+            try:
+                for sent in [inputs] + ([check.retry(inputs)] if check.retry else []):
+                    if not _same(inprocess.carried_inputs(check, sent), sent):
+                        problems.append(f"{check.id} (seed {seed}): its inputs change on the way")
+            except inprocess.InputsNotPlain as err:
+                problems.append(f"{err} (seed {seed})")
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_probe_result_crosses_the_channel(graded, name):
+    """Every probe's value, on every notebook graded here (the reference, the untouched notebook,
+    each wrong solution and alternative), is plain data the channel carries: grade_variants.py
+    sends it through the channel's encoding and records why not (``not_plain``)."""
+    problems = [f"{variant}: {check['id']}: {why}" for variant, report in graded(name).items()
+                for check in report["checks"] for why in check["not_plain"]]
+    assert problems == [], "\n".join(problems)

@@ -1,14 +1,20 @@
 """A sixth assignment plugs in through the contract alone: the toy in tests/fixtures/toycontract,
 registered by this folder's conftest.py, is a parameter of every contract test, with no test
-written for it (test_contract.py runs them all on it, reference to reproducers)."""
+written for it (test_contract.py runs them all on it, reference to reproducers). And a contract
+test fails on a toy the real grader could not grade: inputs or a probe's value that are not plain
+data (the broken copies in tests/fixtures/toycontract/not_plain)."""
 
 from __future__ import annotations
 
 import inspect
+import re
 
+import grade_variants
+import pytest
 import test_contract
 from toycontract import TOY
 
+from autograder import inprocess
 from autograder.assignments import REGISTRY, contract
 
 
@@ -38,3 +44,39 @@ def test_every_contract_test_runs_on_the_toy():
     alternatives = [alt for n, alt in test_contract.ALTERNATIVES if n == TOY]
     assert wrong == sorted(contract(TOY).wrong_solutions) and len(wrong) == 3
     assert alternatives == ["double_by_adding"]
+
+
+@pytest.fixture
+def register(monkeypatch):
+    """``register(module)``: a broken toy of tests/fixtures/toycontract/not_plain in the registry
+    for this test only; its name there."""
+    def add(module: str) -> str:
+        monkeypatch.setitem(REGISTRY, f"toy_{module}", f"toycontract.not_plain.{module}")
+        return f"toy_{module}"
+
+    return add
+
+
+def test_inputs_that_are_not_plain_data_fail_the_contract_test(register):
+    name = register("scalar_inputs")
+    with pytest.raises(AssertionError) as failed:
+        test_contract.test_every_checks_inputs_cross_the_channel(name)
+    lines = str(failed.value).splitlines()
+    assert lines[0].startswith("toy.double.values: its inputs cannot be sent to the student's "
+                               "process (float32 is not plain data) (seed 0)"), lines
+    assert "toy.sumsq" not in str(failed.value)  # its inputs are the toy's own: plain
+    # The in-process grading refuses them too, naming the check, as the sandbox cannot send them.
+    a = contract(name)
+    with pytest.raises(inprocess.InputsNotPlain, match=r"^toy\.double\.values: "):
+        inprocess.run_check(a.checks[0], a.probes_module(), {}, seed=0)
+
+
+def test_probe_results_that_are_not_plain_data_fail_the_contract_test(register):
+    name = register("text_results")
+    report = grade_variants.grade(contract(name), ["reference"])  # the toy's cells, in process
+    with pytest.raises(AssertionError) as failed:
+        test_contract.test_every_probe_result_crosses_the_channel(lambda _: report, name)
+    first = str(failed.value).splitlines()[0]
+    assert re.fullmatch(r"reference: toy\.double\.values: TypeError: probe result: arrays of "
+                        r"dtype str\d+ are not plain data", first), first
+    assert "toy.sumsq" not in str(failed.value)
