@@ -1,5 +1,5 @@
 """A sixth assignment plugs in through the contract alone: the toy in tests/fixtures/toycontract,
-registered by this folder's conftest.py, is a parameter of every contract test, with no test
+registered by tests/conftest.py, is a parameter of every contract test, with no test
 written for it (test_contract.py runs them all on it, reference to reproducers). And a contract
 test fails on a toy the real grader could not grade: inputs or a probe's value that are not plain
 data (the broken copies in tests/fixtures/toycontract/not_plain)."""
