@@ -38,7 +38,8 @@ def _release(args: argparse.Namespace) -> int:
     from autograder.instructor.release import ReleaseError, release_all
 
     try:
-        release_all(root=args.root, report=lambda line: print(line, flush=True))
+        release_all(root=args.root, report=lambda line: print(line, flush=True),
+                    only=args.assignment)
     except ReleaseError as err:
         raise UsageError(str(err)) from None
     return 0
@@ -120,7 +121,12 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--lang", choices=LANGS, default="en",
                    help="language of the feedback pages and the summary (grades are the same)")
     g.set_defaults(func=_grade)
-    r = sub.add_parser("release", help="regenerate assignments/ from solutions/")
+    r = sub.add_parser("release", help="regenerate assignments/ from solutions/",
+                       description="Release the named assignments (solutions/NAME/NAME.md -> "
+                                   "assignments/NAME/NAME.ipynb, nbgrader generate_assignment, "
+                                   "seconds each); every assignment when none is named.")
+    r.add_argument("assignment", nargs="*", metavar="NAME",
+                   help="an assignment to release (repeatable; default: all)")
     r.add_argument("--root", type=Path, default=Path("."))
     r.set_defaults(func=_release)
     d = sub.add_parser("demo", help="build a demo class per assignment and grade it")

@@ -50,6 +50,9 @@ def test_commands_are_wired():
     args = parser().parse_args(["grade", "toy", "sub", "--out", "o", "--workers", "3"])
     assert args.workers == 3 and args.func.__name__ == "_grade"
     assert parser().parse_args(["release"]).func.__name__ == "_release"
+    assert parser().parse_args(["release"]).assignment == []  # all of them
+    assert parser().parse_args(["release", "ps1_primitives", "ps4_core"]).assignment == [
+        "ps1_primitives", "ps4_core"]
     assert parser().parse_args(["demo"]).func.__name__ == "_demo"
 
 
