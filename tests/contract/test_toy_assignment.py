@@ -6,6 +6,7 @@ data (the broken copies in tests/fixtures/toycontract/not_plain)."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 
@@ -80,3 +81,30 @@ def test_probe_results_that_are_not_plain_data_fail_the_contract_test(register):
     assert re.fullmatch(r"reference: toy\.double\.values: TypeError: probe result: arrays of "
                         r"dtype str\d+ are not plain data", first), first
     assert "toy.sumsq" not in str(failed.value)
+
+
+def test_an_empty_field_fails_the_contract_test_unless_the_contract_says_why(monkeypatch):
+    """``named_in_blame`` and ``untouched_says`` empty: ``"" in blame`` held for any blame. Now
+    the tests fail on an empty field unless ``empty_by_design`` says why (and skip with it)."""
+    toy = contract(TOY)
+    unnamed = dataclasses.replace(toy, untouched_says="", tasks=tuple(
+        dataclasses.replace(t, named_in_blame="") for t in toy.tasks))
+    monkeypatch.setitem(test_contract.CONTRACTS, TOY, unnamed)
+    untouched = {"untouched": {"checks": [{"message": "NotImplementedError: toy.double: ..."}]}}
+    with pytest.raises(AssertionError, match="named_in_blame is empty; fill it in"):
+        test_contract.test_every_failed_check_of_a_wrong_solution_names_its_rule(
+            None, TOY, "double_adds_one")
+    with pytest.raises(AssertionError, match="untouched_says is empty; fill it in"):
+        test_contract.test_untouched_notebook_says_what_its_stubs_raise(lambda _: untouched, TOY)
+    said = dataclasses.replace(unnamed, empty_by_design={
+        "named_in_blame": "toy.double: its blame says what double returns",
+        "untouched_says": "a reason that does not hold"})
+    monkeypatch.setitem(test_contract.CONTRACTS, TOY, said)
+    with pytest.raises(pytest.skip.Exception, match="toy.double: named_in_blame is empty by"):
+        test_contract.test_every_failed_check_of_a_wrong_solution_names_its_rule(
+            None, TOY, "double_adds_one")
+    with pytest.raises(AssertionError, match="says not why"):  # toy.sumsq is not named there
+        test_contract.test_every_failed_check_of_a_wrong_solution_names_its_rule(
+            None, TOY, "sumsq_squares_the_sum")
+    with pytest.raises(AssertionError, match="every check says NotImplementedError"):
+        test_contract.test_untouched_notebook_says_what_its_stubs_raise(lambda _: untouched, TOY)
