@@ -11,6 +11,8 @@ from autograder.grade.messages import LANGS
 # Light imports only: `export`, `release`, `gradescope` and `--help` never start JAX (the
 # grading engine is imported by the command that needs it).
 from autograder.limits import Limits, UsageError
+from autograder.results import GRADER_FAILED_EXIT
+from autograder.text import clean_text
 
 
 def _grade(args: argparse.Namespace) -> int:
@@ -19,10 +21,16 @@ def _grade(args: argparse.Namespace) -> int:
     limits = Limits(cell_timeout_s=args.cell_timeout, notebook_timeout_s=args.notebook_timeout,
                     memory_mb=args.memory_mb, namespaces=not args.no_namespaces,
                     cell_policy=not args.no_cell_policy)
-    grade(assignment=args.assignment, submitted=args.submitted, out=args.out,
-          workers=args.workers, db_url=args.db, root=args.root, package=args.package,
-          seed=args.seed, limits=limits, progress=not args.no_progress, dask=args.dask,
-          students=args.student, lang=args.lang)
+    run = grade(assignment=args.assignment, submitted=args.submitted, out=args.out,
+                workers=args.workers, db_url=args.db, root=args.root, package=args.package,
+                seed=args.seed, limits=limits, progress=not args.no_progress, dask=args.dask,
+                students=args.student, lang=args.lang)
+    if run.grader_failed_all:
+        first = clean_text(next(iter(run.grader_failures.values())), 300)
+        print(f"error: every submission ({len(run.details)}) failed for a grader-side reason, "
+              f"not its own (the first: {first}); the grader needs fixing, not the class",
+              file=sys.stderr)
+        return GRADER_FAILED_EXIT
     return 0
 
 
@@ -30,7 +38,8 @@ def _release(args: argparse.Namespace) -> int:
     from autograder.instructor.release import ReleaseError, release_all
 
     try:
-        release_all(root=args.root, report=lambda line: print(line, flush=True))
+        release_all(root=args.root, report=lambda line: print(line, flush=True),
+                    only=args.assignment)
     except ReleaseError as err:
         raise UsageError(str(err)) from None
     return 0
@@ -77,8 +86,14 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m autograder",
                                 description="Release, grade and demo the course's assignments.")
     sub = p.add_subparsers(dest="command", required=True)
-    g = sub.add_parser("grade", help="grade a class of submissions (nbgrader layout)",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    g = sub.add_parser(
+        "grade", help="grade a class of submissions (nbgrader layout)",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        epilog=f"Exit status: 0 when the class was graded (whatever the submissions scored, "
+               f"some of them errors); 2 on a usage error; {GRADER_FAILED_EXIT} when every "
+               f"submission failed for a grader-side reason (its worker failed, or every check "
+               f"was an error of the grader's, such as inputs that are not plain data): the "
+               f"grader needs fixing. The outputs are written in every case.")
     g.add_argument("assignment")
     g.add_argument("submitted", type=Path, help="SUBMITTED/<student>/<assignment>/*.ipynb")
     g.add_argument("--out", type=Path, required=True)
@@ -106,7 +121,12 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--lang", choices=LANGS, default="en",
                    help="language of the feedback pages and the summary (grades are the same)")
     g.set_defaults(func=_grade)
-    r = sub.add_parser("release", help="regenerate assignments/ from solutions/")
+    r = sub.add_parser("release", help="regenerate assignments/ from solutions/",
+                       description="Release the named assignments (solutions/NAME/NAME.md -> "
+                                   "assignments/NAME/NAME.ipynb, nbgrader generate_assignment, "
+                                   "seconds each); every assignment when none is named.")
+    r.add_argument("assignment", nargs="*", metavar="NAME",
+                   help="an assignment to release (repeatable; default: all)")
     r.add_argument("--root", type=Path, default=Path("."))
     r.set_defaults(func=_release)
     d = sub.add_parser("demo", help="build a demo class per assignment and grade it")

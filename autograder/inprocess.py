@@ -3,7 +3,10 @@
 This is what the hidden-test regions of an assignment's source notebook call, so that plain
 ``nbgrader autograde`` and ``nbgrader validate`` work on the notebook. It is *not* safe against a
 hostile student (their code shares this process); ``python -m autograder grade`` runs the same
-checks with the probe sandboxed and the judging outside.
+checks with the probe sandboxed and the judging outside. A check's inputs and a probe's value
+cross the sandbox's channel encoding here too (autograder.student.channel.carried), so what runs
+here is what the sandbox can run: inputs that are not plain data are the grader's error
+(:class:`InputsNotPlain`), a value that is not becomes the probe's error, as in the sandbox.
 """
 
 from __future__ import annotations
@@ -16,7 +19,13 @@ import jax
 import numpy as np
 
 from autograder.spec import Assignment, Check, Outcome, Verdict
+from autograder.student import channel
 from autograder.student.plain import to_plain
+
+
+class InputsNotPlain(TypeError):
+    """A check's inputs cannot be sent to the student's process: the grader's own error (the
+    sandboxed grader fails every submission on it)."""
 
 
 def load(name: str) -> tuple[Assignment, Any]:
@@ -26,12 +35,21 @@ def load(name: str) -> tuple[Assignment, Any]:
     return checks.ASSIGNMENT, probes
 
 
+def check_rng(check: Check, seed: int) -> np.random.Generator:
+    """The inputs' generator of ``check`` under ``seed`` here (the grader seeds its own:
+    ``runner.input_seed``)."""
+    return np.random.default_rng([seed, zlib.crc32(check.id.encode())])
+
+
 def run_check(check: Check, probes: Any, ns: dict, seed: int,
-              rng: np.random.Generator | None = None) -> tuple[Verdict, Outcome]:
+              rng: np.random.Generator | None = None,
+              not_plain: list[str] | None = None) -> tuple[Verdict, Outcome]:
     """One check's verdict on the namespace ``ns``. Its inputs are drawn from ``rng`` when given
-    (seeded as the grader seeds it: ``runner.input_seed``), else from ``seed`` and the check."""
+    (seeded as the grader seeds it: ``runner.input_seed``), else from ``check_rng(check, seed)``.
+    ``not_plain``: where to add why a probe's value could not cross the channel (the outcome
+    is then the probe's error, as in the sandbox)."""
     if rng is None:
-        rng = np.random.default_rng([seed, zlib.crc32(check.id.encode())])
+        rng = check_rng(check, seed)
     inputs = check.make_inputs(rng)
     previous = {key: getattr(jax.config, key) for key, _ in check.jax_config}
     try:
@@ -41,10 +59,11 @@ def run_check(check: Check, probes: Any, ns: dict, seed: int,
             except RuntimeError:  # settable only before the backend starts (jax_num_cpu_devices)
                 pass
         expected = check.expect(inputs)
-        outcome = _ask(probes, check, ns, inputs)
+        outcome = _ask(probes, check, ns, inputs, not_plain)
         verdict = check.judge(expected, outcome)
         if not verdict.passed and check.retry is not None and outcome.raised is None:
-            second = _ask(probes, check, ns, check.retry(inputs))  # as autograder.worker.runner does
+            # as autograder.worker.runner does
+            second = _ask(probes, check, ns, check.retry(inputs), not_plain)
             both = type(outcome.value) is dict and type(second.value) is dict
             outcome = Outcome(value={**outcome.value, **second.value}) if both else second
             verdict = check.judge(expected, outcome)
@@ -57,10 +76,28 @@ def run_check(check: Check, probes: Any, ns: dict, seed: int,
     return verdict, outcome
 
 
-def _ask(probes: Any, check: Check, ns: dict, inputs: dict) -> Outcome:
+def carried_inputs(check: Check, inputs: Any) -> Any:
+    """``inputs`` as the student's process receives them; InputsNotPlain naming the check when
+    they cannot be sent."""
     try:
-        return Outcome(value=to_plain(getattr(probes, check.probe)(ns, inputs)))
+        return channel.carried(inputs)
+    except (TypeError, ValueError) as err:
+        raise InputsNotPlain(f"{check.id}: its inputs cannot be sent to the student's process "
+                             f"({err})") from None
+
+
+def _ask(probes: Any, check: Check, ns: dict, inputs: dict,
+         not_plain: list[str] | None) -> Outcome:
+    sent = carried_inputs(check, inputs)
+    try:
+        value = getattr(probes, check.probe)(ns, sent)
     except Exception as err:  # noqa: BLE001 - the student's code may raise anything
+        return Outcome(raised=type(err).__name__, message=str(err)[:500])
+    try:
+        return Outcome(value=channel.carried(to_plain(value)))
+    except Exception as err:  # noqa: BLE001 - as the sandbox reports a value it cannot send
+        if not_plain is not None:
+            not_plain.append(f"{type(err).__name__}: {err}"[:500])
         return Outcome(raised=type(err).__name__, message=str(err)[:500])
 
 

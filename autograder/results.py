@@ -36,6 +36,19 @@ class StudentStatus(enum.StrEnum):
     ERROR = "error"  # no grade: the file, the worker or the records failed (``message`` says why)
 
 
+# How the grader's own failures begin their messages (a submission's, or a check's, also behind
+# runner.not_graded's "not graded: "): a submission with one of these on its row, or on every check
+# that ran, failed for a grader-side reason, and `grade` exits GRADER_FAILED_EXIT when every
+# submission did (autograder.grade.grading.failed_by_grader).
+GRADER_FAILED = "the grader failed on this submission"  # its worker raised (grade.grading)
+CLUSTER_FAILED = "the cluster could not grade this submission"  # its Dask task was lost
+RECORD_FAILED = "the grader could not write this student's results or feedback"
+GRADEBOOK_FAILED = "the gradebook row could not be written"
+PREPARE_FAILED = "grader error while preparing this check"  # make_inputs or expect raised
+GRADER_ERRORS = (GRADER_FAILED, CLUSTER_FAILED, RECORD_FAILED, GRADEBOOK_FAILED, PREPARE_FAILED)
+GRADER_FAILED_EXIT = 3  # `grade`'s exit status then (2: a usage error; 0: the class was graded)
+
+
 class CheckResult(TypedDict):
     """One check's entry. Built by ``check_result`` alone (the worker: autograder.worker.runner;
     the main process, for a check a worker never reported: autograder.grade.grading, through

@@ -4,10 +4,17 @@ The demo classes, graded once per session by the real command, serve every test 
 (the end-to-end test, the exports, the reproducers, the Dask cluster test, the browser's feedback
 pages): ``demo_out``.
 
-Markers (registered in pyproject.toml; ``--strict-markers`` is on), applied at collection:
+The toy assignment of tests/fixtures/toycontract is added to autograder.assignments.REGISTRY here,
+before any test module is collected: every contract test runs on it (tests/contract), and it is
+marked as any assignment is, with nothing but the registry to say so.
 
-- ``ps1`` ... ``ps5``: a test about that assignment: its file is named after it, or its name or
-  parameters name it (``ps1_primitives``, a check id ``ps1.jvp.grad``).
+Markers (``--strict-markers`` is on), applied at collection: the tiers below are registered in
+pyproject.toml, the assignments' and tasks' by ``pytest_configure`` from the registry, so an
+assignment added to the registry is marked with nothing else to edit:
+
+- ``ps1`` ... ``ps5`` (``toy``): a test about that assignment: its file is named after it, or its
+  name or parameters name it (``ps1_primitives``, a check id ``ps1.jvp.grad``). The marker is
+  the prefix of the assignment's task ids.
 - one marker per task, its id without the assignment (``jvp``, ``abstract_eval``, ``dce``), on a
   test of that assignment whose name or parameters name the task (``ps1.jvp``, or ``jvp`` as a
   word: ``jvp_drops_w_term``) or a wrong solution or alternative of it (the assignment's
@@ -43,8 +50,17 @@ from pathlib import Path
 
 import pytest
 
+from autograder.assignments import REGISTRY, contract
+
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent
+FIXTURES = TESTS / "fixtures"
+if str(FIXTURES) not in sys.path:
+    sys.path.insert(0, str(FIXTURES))
+
+from toycontract import TOY  # the fixtures folder is on the path only from here
+
+REGISTRY.setdefault(TOY, "toycontract.toy_double.assignment")
 # ps5's kernels: each distinct source is compiled once per session, in this process and in the
 # subprocesses the tests start (the grader's sandbox clears its environment and compiles anew).
 os.environ.setdefault("JAXCOURSE_KERNEL_CACHE", tempfile.mkdtemp(prefix="jaxcourse-kernels-"))
@@ -161,8 +177,6 @@ def demo_out(tmp_path_factory) -> Path:
 def contract_variants(name: str) -> list[str]:
     """What ``graded(name)`` grades: the reference, the untouched notebook, the demo class's
     partial student, every wrong solution and every correct alternative the contract names."""
-    from autograder.assignments import contract
-
     a = contract(name)
     return (["reference", "untouched", "demo:partial"]
             + [f"wrong:{w}" for w in sorted(a.wrong_solutions)]
@@ -176,8 +190,6 @@ def graded(tmp_path_factory):
     tests take from them the checks each wrong notebook fails, instead of grading it again."""
     sys.path.insert(0, str(TESTS / "contract"))
     from grade_variants import in_subprocesses
-
-    from autograder.assignments import REGISTRY
 
     cache: dict[str, dict[str, dict]] = {}
     shared = _shared_folder(tmp_path_factory)
@@ -229,18 +241,17 @@ def _word(word: str) -> re.Pattern:
 
 @cache
 def assignments() -> dict[str, str]:
-    """Marker -> assignment: ``{"ps1": "ps1_primitives", ...}``."""
-    folder = ROOT / "autograder" / "assignments"
-    names = sorted(p.name for p in folder.iterdir() if (p / "checks.py").is_file())
-    return {name.split("_", 1)[0]: name for name in names}
+    """Marker -> assignment, for every assignment of the registry (autograder.assignments.REGISTRY,
+    the toy included): ``{"ps1": "ps1_primitives", ...}``, the name up to its first ``_`` (the
+    prefix of its task ids, tests/test_markers.py checks)."""
+    return {name.split("_", 1)[0]: name for name in sorted(REGISTRY)}
 
 
 @cache
 def tasks(marker: str) -> tuple[str, ...]:
     """The task markers of an assignment: its task ids without the prefix (``ps1.jvp`` ->
     ``jvp``)."""
-    checks = importlib.import_module(f"autograder.assignments.{assignments()[marker]}.checks")
-    return tuple(t.id.split(".", 1)[1] for t in checks.ASSIGNMENT.tasks)
+    return tuple(t.id.split(".", 1)[1] for t in contract(assignments()[marker]).tasks)
 
 
 @cache
@@ -249,8 +260,9 @@ def named_solutions(marker: str) -> dict[str, str]:
     marker: ``TASK`` of its mutants module, and every ``name -> (description, cells)`` table
     there whose cells are one task's."""
     own = tasks(marker)
+    a = contract(assignments()[marker])
     try:
-        module = importlib.import_module(f"autograder.assignments.{assignments()[marker]}.mutants")
+        module = importlib.import_module(f"{a.package}.{a.name}.mutants")
     except ModuleNotFoundError:
         return {}
     found: dict[str, str] = {}
@@ -287,6 +299,8 @@ def markers_of(nodeid: str) -> set[str]:
         own, solutions = tasks(marker), named_solutions(marker)
         words = [name]
         for param in re.findall(r"[^\[\]\-,]+", params):
+            if param == assignments()[marker]:  # its name (toy_double) says no task
+                continue
             known = [solutions[n] for n in (param, param.removeprefix("wrong_"),
                                             param.removeprefix("alt:")) if n in solutions]
             if known:  # a wrong solution or alternative: its own task, whatever its name says
@@ -334,6 +348,28 @@ def pytest_addoption(parser):
                      help="run the tests marked `stability` (hours of CPU: make test-stability)")
 
 
+def pytest_configure(config):
+    """The assignments' markers, from the registry (pyproject.toml lists only the tiers). Their
+    tasks' markers are registered as the first test is given one (``_register_tasks``): reading
+    an assignment's tasks imports its checks (JAX, seconds), which a run that marks no test of
+    it need not do."""
+    for marker, name in assignments().items():
+        config.addinivalue_line("markers", f"{marker}: assignment {name} (from the registry)")
+
+
+def _register_tasks(config, marker: str) -> None:
+    """Registers the task markers of the assignment ``marker`` (once; --strict-markers reads the
+    registered lines again whenever it meets a name it has not seen)."""
+    if marker in _TASKS_REGISTERED:
+        return
+    _TASKS_REGISTERED.add(marker)
+    for task in tasks(marker):
+        config.addinivalue_line("markers", f"{task}: task {marker}.{task} (from the registry)")
+
+
+_TASKS_REGISTERED: set[str] = set()
+
+
 def pytest_collection_modifyitems(config, items):
     skip_costly = pytest.mark.skip(reason="costly (hours of CPU, or a second whole install): run "
                                           "with --stability, `make test-stability`")
@@ -353,6 +389,8 @@ def pytest_collection_modifyitems(config, items):
                 or _grades(item) or _runs_kernels(item) or add & {"book", "browser"}
                 or "book" in names):
             add.add("slow")
+        for marker in add & set(assignments()):
+            _register_tasks(config, marker)
         for name in sorted(add - names):
             # getattr on pytest.mark: with --strict-markers an unregistered name is an error.
             item.add_marker(getattr(pytest.mark, name))

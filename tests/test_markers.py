@@ -1,6 +1,7 @@
 """The markers tests/conftest.py gives each test (`-m ps1`, `-m "ps1 and jvp"`, `-m "not slow"`):
-registered in pyproject.toml for every assignment and task there is, and found from a test's
-path, name and parameters."""
+the tiers registered in pyproject.toml, every assignment and task of the registry
+(autograder.assignments.REGISTRY) by tests/conftest.py, and found from a test's path, name and
+parameters."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from autograder.assignments import REGISTRY, contract
+
 ROOT = Path(__file__).resolve().parents[1]
+TIERS = {"slow", "book", "browser", "stability"}
 
 
 @pytest.fixture(scope="module")
@@ -19,20 +23,23 @@ def conftest(request):
                 if getattr(p, "__file__", None) and Path(p.__file__) == path)
 
 
-def _registered() -> set[str]:
+def test_pyproject_lists_only_the_tiers():
+    """No assignment is named there: one missing line stopped every pytest run (INTERNALERROR)."""
     ini = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     assert "--strict-markers" in ini["addopts"]
-    return {line.split(":", 1)[0].strip() for line in ini["markers"]}
+    assert {line.split(":", 1)[0].strip() for line in ini["markers"]} == TIERS
 
 
-def test_every_assignment_and_task_has_a_registered_marker(conftest):
-    tiers = {"slow", "book", "browser", "stability"}
-    wanted = set(conftest.assignments()) | {t for a in conftest.assignments()
-                                            for t in conftest.tasks(a)}
-    assert _registered() == wanted | tiers
-    assert set(conftest.assignments()) == {"ps1", "ps2", "ps3", "ps4", "ps5"}
-    # A task marker names one task: `-m "ps1 and jvp"` never picks another assignment's task.
+def test_every_assignment_and_task_of_the_registry_has_a_registered_marker(request, conftest):
+    assert sorted(conftest.assignments().values()) == sorted(REGISTRY)
+    for marker, name in conftest.assignments().items():
+        # The marker is the prefix of the assignment's task ids.
+        assert {t.id.split(".", 1)[0] for t in contract(name).tasks} == {marker}, name
+        conftest._register_tasks(request.config, marker)
+    registered = {line.split(":", 1)[0].strip() for line in request.config.getini("markers")}
     every = [t for a in conftest.assignments() for t in conftest.tasks(a)]
+    assert set(conftest.assignments()) | set(every) | TIERS <= registered
+    # A task marker names one task: `-m "ps1 and jvp"` never picks another assignment's task.
     assert len(every) == len(set(every))
 
 
@@ -51,6 +58,10 @@ CASES = [
      {"ps4", "broadcast_transpose"}),
     ("tests/contract/test_contract.py", "test_wrong[ps3_pitfalls-bench_adds_start]",
      {"ps3", "benchmark"}),
+    # The toy is in the registry only (tests/conftest.py): marked as the course's assignments are.
+    ("tests/contract/test_contract.py",
+     "test_wrong_solution_loses_points_on_its_task_only[toy_double-sumsq_as_a_dot_product]",
+     {"toy", "sumsq"}),
     ("tests/autograder/test_banned_calls.py", "test_refused[ps1.jvp]", {"ps1", "jvp"}),
     ("tests/autograder/test_grading_inputs.py", "test_x[ps5.grad.values]", {"ps5", "grad"}),
     ("tests/test_demo_classes.py", "test_results_json[ps4_core]", {"ps4"}),

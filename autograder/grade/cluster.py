@@ -35,7 +35,7 @@ from pathlib import Path
 
 from autograder.grade import record
 from autograder.limits import UsageError
-from autograder.results import StudentResult, StudentStatus
+from autograder.results import CLUSTER_FAILED, StudentResult, StudentStatus
 from autograder.worker import runner, submission
 from autograder.worker.normalise import NotebookError
 
@@ -152,7 +152,7 @@ def run_on_dask(config: runner.Config, jobs: list, address: str, *, gpu_checks: 
                     parts.setdefault(student_id, {})[kind] = future.result()
                 except Exception as err:  # noqa: BLE001 - a lost task must not stop the class
                     parts.setdefault(student_id, {})[kind] = record.submission_error(
-                        student_id, "the cluster could not grade this submission", err)
+                        student_id, CLUSTER_FAILED, err)
                 bar.update(1)
             if done:
                 idle = 0.0

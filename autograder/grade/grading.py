@@ -21,7 +21,10 @@ from autograder.grade import classdir, cluster, feedback, late, record, reproduc
 from autograder.grade.messages import LANGS
 from autograder.limits import UsageError
 from autograder.results import (
+    GRADER_ERRORS,
+    GRADER_FAILED,
     NOT_PASSED,
+    RECORD_FAILED,
     CheckResult,
     ClassResult,
     GradeRow,
@@ -51,6 +54,15 @@ class GradeRun:
     isolation: str
     out: Path
     details: dict[str, StudentResult] = field(default_factory=dict)
+    # This run's submissions (``details``' keys) that failed for a grader-side reason
+    # (failed_by_grader), each with its row's message.
+    grader_failures: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def grader_failed_all(self) -> bool:
+        """Whether every submission of this run failed for a grader-side reason: the grader,
+        not the class, needs fixing (``grade`` then exits results.GRADER_FAILED_EXIT)."""
+        return bool(self.details) and len(self.grader_failures) == len(self.details)
 
 
 def load_assignment(name: str, package: str) -> Assignment:
@@ -177,9 +189,7 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
             _write_student(out, spec, assignment, package, student_id, result, detail, lang)
         except Exception as err:  # noqa: BLE001 - one student's files must not stop the class
             status = StudentStatus.ERROR
-            message = (f"the grader could not write this student's results or "
-                       f"feedback ({type(err).__name__}: "
-                       f"{clean_text(str(err), 300)})")
+            message = f"{RECORD_FAILED} ({type(err).__name__}: {clean_text(str(err), 300)})"
         rows.append({"student_id": shown_id, "assignment": assignment,
                      "score": result["score"], "max_score": result["max_score"],
                      "status": status, "message": message,
@@ -201,12 +211,29 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
         (out / "summary.html").write_text(summary.render(spec, results, rows, lang=lang),
                                          encoding="utf-8")
     isolation = _isolation(details)
+    by_id = {row["student_id"]: row for row in rows}
+    own_rows = {sid: by_id[record.valid_text(sid)] for sid, _, _ in jobs}
     run = GradeRun(rows, time.monotonic() - started,
                    sum(d.get("check_seconds", 0.0) for d in details.values()), isolation, out,
-                   details)
+                   details, {sid: row["message"] for sid, row in own_rows.items()
+                             if failed_by_grader(row, details[sid])})
     if not quiet:
         print(summary_table(run))
     return run
+
+
+def failed_by_grader(row: GradeRow, detail: StudentResult) -> bool:
+    """Whether a submission failed for a grader-side reason, not the student's: its row is an
+    error the grader caused (its worker failed, its Dask task was lost, its records could not be
+    written), or every check that ran is an ``error`` the grader caused (its inputs or
+    expectation could not be prepared; "not graded" after a worker's failure). A notebook that
+    could not be read, a time limit or a wrong answer is the submission's own failure."""
+    if row["status"] == StudentStatus.ERROR and row["message"].startswith(GRADER_ERRORS):
+        return True
+    ran = [t for t in detail["tests"].values() if t["status"] != Status.NOT_RUN]
+    return bool(ran) and all(
+        t["status"] == Status.ERROR
+        and t["message"].removeprefix("not graded: ").startswith(GRADER_ERRORS) for t in ran)
 
 
 def _write_student(out: Path, spec: Assignment, assignment: str, package: str,
@@ -257,8 +284,7 @@ def _run_pool(config: Config, jobs: list, workers: int,
             try:
                 details[sid] = future.result()
             except Exception as err:  # noqa: BLE001 - a worker crash must not stop the class
-                details[sid] = record.submission_error(
-                    sid, "the grader failed on this submission", err)
+                details[sid] = record.submission_error(sid, GRADER_FAILED, err)
             bar.update(1)
     bar.close()
     return details

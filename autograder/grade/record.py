@@ -18,6 +18,7 @@ import warnings
 from pathlib import Path
 
 from autograder.results import (
+    GRADEBOOK_FAILED,
     CheckResult,
     ClassResult,
     GradeRow,
@@ -230,7 +231,7 @@ def write_gradebook(db_url: str, assignment: Assignment, release_cells: list[dic
             except Exception as err:  # noqa: BLE001 - one student's row must not stop the class
                 gb.db.rollback()
                 failed[result["student_id"]] = (
-                    f"the gradebook row could not be written ({type(err).__name__}: "
+                    f"{GRADEBOOK_FAILED} ({type(err).__name__}: "
                     f"{clean_text(str(err), 300)})")
     return failed
 

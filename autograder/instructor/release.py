@@ -22,7 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import jupytext
@@ -299,11 +299,18 @@ def _set_maxima(name: str, db_url: str, maxima: dict[str, float]) -> None:
 
 
 def release_all(*, root: Path, db_url: str | None = None,
-                report: Callable[[str], None] | None = None) -> list[Path]:
-    """Release every assignment; ``report`` (the command: print) hears what each step did, as
-    it goes (nbgrader takes seconds per assignment)."""
+                report: Callable[[str], None] | None = None,
+                only: Sequence[str] = ()) -> list[Path]:
+    """Release every assignment, or only those named in ``only`` (in that order; a name with no
+    source is a ReleaseError before anything is released); ``report`` (the command: print)
+    hears what each step did, as it goes (nbgrader takes seconds per assignment)."""
     root, done = Path(root).resolve(), []
-    for name in names(root=root):
+    known = names(root=root)
+    unknown = [name for name in only if name not in known]
+    if unknown:
+        raise ReleaseError(f"no source for {', '.join(map(repr, unknown))} (the assignments with "
+                           f"a source, solutions/NAME/NAME.md: {', '.join(known)})")
+    for name in dict.fromkeys(only) if only else known:
         if report:
             report(f"releasing {name}: solutions/{name}/{name}.md -> nbgrader generate_assignment")
         before = {p: p.read_bytes() if p.is_file() else None
@@ -316,9 +323,9 @@ def release_all(*, root: Path, db_url: str | None = None,
                            else "written" if old is None else "updated")
                     report(f"  {path.relative_to(root)}: {how}")
     if report:
-        report(f"released {len(done)} assignments into {ASSIGNMENTS}/ (commit them with their "
-               f"sources); the gradebook {db_url or root / 'gradebook.db'} "
-               "records their cells")
+        report(f"released {len(done)} assignment{'s' if len(done) != 1 else ''} into "
+               f"{ASSIGNMENTS}/ (commit them with their sources); the gradebook "
+               f"{db_url or root / 'gradebook.db'} records their cells")
     return done
 
 

@@ -3,9 +3,9 @@
 The channel is an inherited socket on a high file descriptor, never stdout. Each frame is
 ``[u32 length][32-byte HMAC-SHA256][payload]``; the MAC covers a per-direction sequence number and
 the payload, under a random per-run secret, so student code that writes to the socket (or replays
-an old frame) produces a frame the grader rejects. The payload encodes plain data only (see
-autograder.spec): JSON for the structure, ``.npy`` bytes (``allow_pickle=False``) for arrays.
-Nothing here unpickles anything.
+an old frame) produces a frame the grader rejects. The payload encodes plain data only, in both
+directions (autograder.student.plain, the one definition): JSON for the structure, ``.npy`` bytes
+(``allow_pickle=False``) for arrays. Nothing here unpickles anything.
 
 The MAC keeps out bytes that the notebook's code writes to a descriptor it guessed; it is not
 what the grader's trust rests on. The key is in the student's process (its harness must sign),
@@ -29,18 +29,18 @@ from _hashlib import compare_digest as _compare_digest
 from _hashlib import hmac_digest as _hmac_digest
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
+from autograder.student import plain
+
 MAX_FRAME = 1 << 20  # each way; a probe's value is small plain data
-MAX_DEPTH = 32
+# A frame is a dict holding one value (a check's inputs, a probe's value): one level above the
+# value's own (autograder.student.plain.MAX_DEPTH).
+FRAME_LEVELS = 1
+# _from_json stops here, before plain.refusal would (it counts the frame itself as 1).
+MAX_DEPTH = plain.MAX_DEPTH + FRAME_LEVELS + 1
 _HEADER = struct.Struct(">I")
 _SEQ = struct.Struct(">Q")
-# Dtypes NumPy cannot describe in a .npy header travel as same-width unsigned ints plus a name.
-_EXTENDED_DTYPES = {name: np.dtype(getattr(ml_dtypes, name)) for name in (
-    "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
-    "float8_e5m2fnuz", "int4", "uint4")}
-_PLAIN_KINDS = set("biufc")
 
 
 # The channel's own encoder and decoder, not json's shared default instances: the guard
@@ -67,9 +67,7 @@ class Channel:
     def send(self, message: Any, deadline: float | None = None) -> None:
         """Send one frame; TimeoutError past ``deadline`` (the grader's descriptor is
         non-blocking, so a child that stops reading cannot stall it)."""
-        payload = encode(message)
-        if len(payload) > MAX_FRAME:
-            raise ValueError(f"a message of {len(payload)} bytes is over the channel's limit")
+        payload = _sized(encode(message))
         frame = _HEADER.pack(len(payload)) + self._mac(self._send_seq, payload) + payload
         self._send_seq += 1
         view = memoryview(frame)
@@ -122,12 +120,32 @@ class Channel:
 
 
 def encode(message: Any) -> bytes:
+    """``message`` as a frame's payload; TypeError (saying which part) when it is not plain data
+    (autograder.student.plain.refusal: the one definition)."""
+    why = plain.refusal(message, -FRAME_LEVELS)
+    if why is not None:
+        raise TypeError(why)
     blobs: list[bytes] = []
     structure = ENCODER.encode(_to_json(message, blobs)).encode()
     parts = [_HEADER.pack(len(structure)), structure, _HEADER.pack(len(blobs))]
     for blob in blobs:
         parts += [_HEADER.pack(len(blob)), blob]
     return b"".join(parts)
+
+
+def _sized(payload: bytes) -> bytes:
+    if len(payload) > MAX_FRAME:
+        raise ValueError(f"a message of {len(payload)} bytes is over the channel's limit")
+    return payload
+
+
+def carried(value: Any) -> Any:
+    """``value`` as the channel's other end receives it, in a frame (a check's inputs, a probe's
+    value): encoded and decoded as ``Channel.send`` and ``recv`` do. TypeError when it is not
+    plain data, ValueError when its frame would be over ``MAX_FRAME``. The in-process runner
+    (autograder.inprocess) and the contract tests send values through this, so what they grade is
+    what crosses the sandbox's channel."""
+    return decode(_sized(encode({"value": value})))["value"]
 
 
 def decode(payload: bytes) -> Any:
@@ -151,32 +169,32 @@ def decode(payload: bytes) -> Any:
         blobs.append(take(n))
     if pos != len(view):
         raise ChannelError("trailing bytes")
-    return _from_json(structure, blobs, 0)
+    message = _from_json(structure, blobs, 0)
+    # What encode would refuse is refused here too (the one definition, depth included).
+    why = plain.refusal(message, -FRAME_LEVELS)
+    if why is not None:
+        raise ChannelError(why)
+    return message
 
 
 def _to_json(value: Any, blobs: list[bytes]) -> Any:
+    """The JSON structure of ``value``, plain data (``encode`` has refused anything else)."""
     kind = type(value)
-    if value is None or kind in (bool, int, float, str):
-        return value
     if kind is list:
         return [_to_json(v, blobs) for v in value]
     if kind is tuple:
         return {"t": [_to_json(v, blobs) for v in value]}
     if kind is dict:
-        if not all(type(k) is str for k in value):
-            raise TypeError("dict keys must be str")
         return {"d": {k: _to_json(v, blobs) for k, v in value.items()}}
     if kind is np.ndarray:
         name = value.dtype.name
-        if name in _EXTENDED_DTYPES:
+        if name in plain.EXTENDED_DTYPES:
             value = value.view(np.dtype(f"u{value.dtype.itemsize}"))
-        elif value.dtype.kind not in _PLAIN_KINDS:
-            raise TypeError(f"arrays of dtype {name} are not plain data")
         buf = io.BytesIO()
         np.save(buf, value, allow_pickle=False)  # keeps 0-d arrays 0-d (ascontiguousarray won't)
         blobs.append(buf.getvalue())
         return {"a": len(blobs) - 1, "dtype": name}
-    raise TypeError(f"{kind.__name__} is not plain data")
+    return value  # one of plain.SCALARS
 
 
 def _from_json(value: Any, blobs: list[bytes], depth: int) -> Any:
@@ -195,9 +213,9 @@ def _from_json(value: Any, blobs: list[bytes], depth: int) -> Any:
         if not 0 <= value["a"] < len(blobs):
             raise ChannelError("bad array reference")
         arr = np.load(io.BytesIO(blobs[value["a"]]), allow_pickle=False)
-        if value["dtype"] in _EXTENDED_DTYPES:
-            return arr.view(_EXTENDED_DTYPES[value["dtype"]])
-        if arr.dtype.kind not in _PLAIN_KINDS or arr.dtype.name != value["dtype"]:
+        if value["dtype"] in plain.EXTENDED_DTYPES:
+            return arr.view(plain.EXTENDED_DTYPES[value["dtype"]])
+        if plain.array_refusal(arr.dtype) is not None or arr.dtype.name != value["dtype"]:
             raise ChannelError("bad array dtype")
         return arr
     raise ChannelError("malformed payload")

@@ -57,6 +57,7 @@ import numpy as np
 from autograder.limits import Limits
 from autograder.results import (
     OBJECT_ADDRESS,
+    PREPARE_FAILED,
     CheckResult,
     Status,
     StudentResult,
@@ -690,7 +691,7 @@ class _Session:
                     expected[check.id] = (inputs, check.expect(inputs))
                 except Exception as err:  # noqa: BLE001 - a grader bug must not stop the class
                     self.result["tests"][check.id] = _entry(
-                        check, 0.0, Status.ERROR, f"grader error while preparing this check: "
+                        check, 0.0, Status.ERROR, f"{PREPARE_FAILED}: "
                         f"{type(err).__name__}")
         finally:
             for key, value in previous.items():

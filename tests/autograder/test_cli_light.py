@@ -11,6 +11,8 @@ import zipfile
 
 from engine_helpers import REPO
 
+from autograder.assignments import course
+
 EXPORT_WITHOUT_JAX = """
 import sys
 from pathlib import Path
@@ -54,7 +56,7 @@ def test_an_unknown_assignment_lists_the_valid_names():
                            "--out", str(REPO / "_build" / "unused")], cwd=REPO,
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 2
-    assert "ps1_primitives, ps2_autodidax, ps3_pitfalls, ps4_core, ps5_kernels" in proc.stderr
+    assert f"the assignments are: {', '.join(course())};" in proc.stderr
 
 
 BUNDLE_WITHOUT_JAX = """

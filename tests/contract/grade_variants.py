@@ -11,8 +11,10 @@ hand it in (autograder.instructor.classroom), read back the way the grader reads
 (autograder.worker.normalise) and checked by the cell policy as the grader checks it
 (autograder.worker.policy.apply: a refused cell is reported and not run); its cells then run with
 ``exec`` in one namespace, and the checks run with autograder.inprocess, as ``check_cell`` does
-in the authored notebook. The visible test cells run last, each in a copy of the namespace, so
-the checks see what the grader's process has (it never runs them).
+in the authored notebook (a check's inputs and a probe's value crossing the channel's encoding,
+as in the sandbox; a value that cannot is listed in the check's ``not_plain``). The visible test
+cells run last, each in a copy of the namespace, so the checks see what the grader's process has
+(it never runs them).
 
 ``graded_as == "task"``: the reference runs once per process; each other variant runs only its
 replaced cells on a copy of the reference's namespace, and only its tasks' checks.
@@ -110,11 +112,13 @@ def _grade(assignment: contract.Assignment, probes, ns: dict, tasks: set[str] | 
            if (tasks is None or check.task in tasks) and (has_gpu or not check.needs_gpu)]
     # (a GPU check is not run here, as the grader reports it: neither way)
     for check in run:
-        verdict, _ = run_check(check, probes, ns, seed=0)
+        not_plain: list[str] = []  # why a probe's value could not cross the channel
+        verdict, _ = run_check(check, probes, ns, seed=0, not_plain=not_plain)
         report["checks"].append({
             "id": check.id, "task": check.task, "grade_cell": check.grade_cell,
             "max_points": check.points, "points": check.points if verdict.passed else 0,
-            "passed": verdict.passed, "message": verdict.message, "blame": check.blame})
+            "passed": verdict.passed, "message": verdict.message, "blame": check.blame,
+            "not_plain": not_plain})
     pairs = _inputs()
     if not pairs:
         return

@@ -2,24 +2,32 @@
 (autograder.assignments.REGISTRY; autograder/README.md says what each field promises).
 
 Per assignment: its tasks, cells and points agree with the notebook; the reference earns every
-point and passes every visible test; the untouched notebook earns nothing; each wrong solution
-loses points on its declared task and on no other; each correct alternative earns every point and
-passes every visible test; every check that runs without a GPU has a reproducer the engine finds
-and the cell policy accepts. Each notebook is also checked by the cell policy as the grader checks
-it, and none of these may have a cell refused, so grading them in process (grade_variants.py, two
-subprocesses per assignment, seed 0: the session fixture ``graded`` of tests/conftest.py, which
-the reproducer tests share) gives the grader's verdicts.
+point and passes every visible test; the untouched notebook earns nothing (every check saying
+``untouched_says``); each wrong solution loses points on its declared task and on no other
+(every failed check's blame naming the rule: ``named_in_blame``; an empty field is skipped with
+the reason the contract's ``empty_by_design`` gives, and fails without one); each correct
+alternative earns every point and passes every visible test; every check that runs without a GPU
+has a reproducer the engine finds and the cell policy accepts; every check's inputs (under a few
+seeds) and every probe's value (of every notebook graded here) cross the sandbox's channel
+unchanged (autograder.student.channel: plain data, autograder.student.plain). Each notebook is
+also checked by the cell policy as the grader checks it, and none of these may have a cell
+refused, so grading them in process (grade_variants.py, two subprocesses per assignment, seed 0:
+the session fixture ``graded`` of tests/conftest.py, which the reproducer tests share) gives the
+grader's verdicts.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from pathlib import Path
 
 import jax
 import nbformat
+import numpy as np
 import pytest
 
+from autograder import inprocess
 from autograder.assignments import REGISTRY, contract
 from autograder.grade import reproduce
 from autograder.instructor import classroom
@@ -36,6 +44,9 @@ CONTRACTS = {name: contract(name) for name in NAMES}
 WRONG = [(name, wrong) for name in NAMES for wrong in sorted(CONTRACTS[name].wrong_solutions)]
 ALTERNATIVES = [(name, alt) for name in NAMES for alt in sorted(CONTRACTS[name].alternatives)]
 HAS_GPU = any(d.platform == "gpu" for d in jax.devices())
+# The seeds each check's inputs are drawn under for the channel test: 0 is the one the in-process
+# grading here uses; the others draw what a grading's other secrets and students would.
+INPUT_SEEDS = range(5)
 
 
 def _failed(report: dict) -> list[tuple[str, str]]:
@@ -110,7 +121,6 @@ def test_untouched_notebook_earns_nothing(graded, name):
     assert len(report["checks"]) == sum(1 for c in a.checks if HAS_GPU or not c.needs_gpu)
     for check in report["checks"]:
         assert not check["passed"] and check["points"] == 0 and check["message"], check
-        assert a.untouched_says in check["message"], check
     # Every visible test fails: through a stub's error, or an assertion on the buggy code kept.
     failed = dict(f.split(": ", 1) for f in report["visible_failures"])
     assert set(failed) == {c.grade_cell for c in a.checks}
@@ -128,10 +138,47 @@ def test_wrong_solution_loses_points_on_its_task_only(graded, name, wrong):
         assert report["cell_errors"] == []
     lost = {c["task"] for c in report["checks"] if not c["passed"]}
     assert lost == {task}, (_failed(report), report["cell_errors"])
-    named = a.task(task).named_in_blame
     for check in report["checks"]:
-        if not check["passed"]:  # the feedback says what went wrong, and in which rule
-            assert check["message"] and check["blame"] and named in check["blame"], check
+        if not check["passed"]:  # the feedback says what went wrong
+            assert check["message"] and check["blame"], check
+
+
+def _empty_by_design(a: contract.Assignment, field: str) -> str:
+    """Why ``field`` of the contract is empty: its ``empty_by_design`` says, or the test fails."""
+    why = a.empty_by_design.get(field, "")
+    assert why, (f"{a.name}: {field} is empty; fill it in, or say why it is empty by design in "
+                 f"the contract's empty_by_design")
+    return why
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_untouched_notebook_says_what_its_stubs_raise(graded, name):
+    a = CONTRACTS[name]
+    messages = [c["message"] for c in graded(name)["untouched"]["checks"]]
+    assert messages
+    if not a.untouched_says:
+        why = _empty_by_design(a, "untouched_says")
+        # The reason holds: not every check says what the stubs raise.
+        assert not all("NotImplementedError" in m for m in messages), (
+            f"every check says NotImplementedError: set untouched_says ({why})")
+        pytest.skip(f"{name}: untouched_says is empty by design: {why}")
+    for message in messages:
+        assert a.untouched_says in message, message
+
+
+@pytest.mark.parametrize(("name", "wrong"), WRONG, ids=[f"{n}-{w}" for n, w in WRONG])
+def test_every_failed_check_of_a_wrong_solution_names_its_rule(graded, name, wrong):
+    a = CONTRACTS[name]
+    task = a.wrong_solutions[wrong].task
+    named = a.task(task).named_in_blame
+    if not named:
+        why = _empty_by_design(a, "named_in_blame")
+        assert task in why, f"{task}: named_in_blame is empty, and empty_by_design says not why"
+        pytest.skip(f"{task}: named_in_blame is empty by design: {why}")
+    failed = [c for c in graded(name)[f"wrong:{wrong}"]["checks"] if not c["passed"]]
+    assert failed
+    for check in failed:  # the feedback names the rule at fault
+        assert named in check["blame"], check
 
 
 @pytest.mark.parametrize(("name", "alt"), ALTERNATIVES,
@@ -161,3 +208,45 @@ def test_every_check_without_a_gpu_has_a_reproducer(name):
         assert isinstance(code, str) and code.startswith(f"# {check.id}: "), check.id
         _, refusals = policy.check_source(code, a.allowed_imports)
         assert refusals == [], (check.id, refusals)
+
+
+def _same(a, b) -> bool:
+    """Whether two plain values are the same: the same types all the way down, the same array
+    dtypes, shapes and bytes."""
+    if type(a) is not type(b):
+        return False
+    if type(a) in (list, tuple):
+        return len(a) == len(b) and all(map(_same, a, b))
+    if type(a) is dict:
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if type(a) is np.ndarray:
+        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    return a == b or (type(a) is float and math.isnan(a) and math.isnan(b))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_checks_inputs_cross_the_channel(name):
+    """What the sandboxed grader sends to the student's process (a check's inputs, and its retry's)
+    is plain data and arrives unchanged: the in-process grading above would not notice (it runs
+    the probes in this process), the sandbox's channel refuses anything else."""
+    problems = []
+    for check in contract(name).checks:
+        for seed in INPUT_SEEDS:
+            inputs = check.make_inputs(inprocess.check_rng(check, seed))
+            try:
+                for sent in [inputs] + ([check.retry(inputs)] if check.retry else []):
+                    if not _same(inprocess.carried_inputs(check, sent), sent):
+                        problems.append(f"{check.id} (seed {seed}): its inputs change on the way")
+            except inprocess.InputsNotPlain as err:
+                problems.append(f"{err} (seed {seed})")
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_probe_result_crosses_the_channel(graded, name):
+    """Every probe's value, on every notebook graded here (the reference, the untouched notebook,
+    each wrong solution and alternative), is plain data the channel carries: grade_variants.py
+    sends it through the channel's encoding and records why not (``not_plain``)."""
+    problems = [f"{variant}: {check['id']}: {why}" for variant, report in graded(name).items()
+                for check in report["checks"] for why in check["not_plain"]]
+    assert problems == [], "\n".join(problems)

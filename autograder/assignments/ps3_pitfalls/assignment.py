@@ -1,5 +1,6 @@
 """ps3_pitfalls' contract (autograder/README.md): the modules beside this one, put together."""
 
+import re
 from pathlib import Path
 
 from autograder import contract
@@ -12,8 +13,13 @@ ASSIGNMENT = contract.build(
     correct=contract.alternatives(mutants.ALTERNATIVES),
     # Twelve independent programs: a wrong fix is graded on its own task's checks only.
     graded_as="task",
-    # Two stubs keep the buggy code to fix, so not every check fails with NotImplementedError.
     untouched_says="",
+    # Every check's blame starts with the function (or class) the task fixes: its title's first
+    # word (``leaky_relu(x, slope): ...``).
+    named_in_blame={t.id: re.match(r"\w+", t.title)[0] for t in checks.TASKS},
+    empty_by_design={"untouched_says": (
+        "two stubs keep the buggy code to fix, so not every check of the untouched notebook "
+        "fails with NotImplementedError")},
     untouched_visible_errors=("NotImplementedError", "AssertionError"),
     backend_options=checks.TWO_DEVICES,
 )

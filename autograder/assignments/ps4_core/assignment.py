@@ -13,4 +13,8 @@ ASSIGNMENT = contract.build(
     untouched_says="NotImplementedError",
     untouched_visible_errors=("NotImplementedError", "AssertionError"),
     wrong_cells_run=True,
+    empty_by_design={"named_in_blame": (
+        "ps4.broadcast_transpose, ps4.dce and ps4.fold_constants: each blame says what the rule "
+        "must do (sum the cotangents, keep the equations an output needs, fold what reads only "
+        "constants), under the task's feedback line that names it")},
 )

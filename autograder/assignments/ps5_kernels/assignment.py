@@ -15,4 +15,12 @@ ASSIGNMENT = contract.build(
     root=Path(__file__).resolve().parents[3],
     wrong=contract.wrong_solutions(mutants.MUTANTS, mutants.TASK, built="edit"),
     correct=contract.alternatives(mutants.ALTERNATIVES),
+    named_in_blame={"ps5.kernel": "the C++ kernel", "ps5.ffi_call": "lse_ffi",
+                    "ps5.vmap": "lse_vmappable's batching", "ps5.grad": "lse's derivative"},
+    empty_by_design={
+        "untouched_says": ("the C++ kernel's and the CUDA kernel's stubs are C++ and CUDA "
+                           "source, which raise no NotImplementedError: their checks fail on "
+                           "what the kernels return"),
+        "named_in_blame": ("ps5.cuda: its checks' blames name the part at fault, LSE_CU, "
+                           "lse_any or LseRowsKernel")},
 )
