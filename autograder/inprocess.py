@@ -17,6 +17,7 @@ import numpy as np
 
 from autograder.spec import Assignment, Check, Outcome, Verdict
 from autograder.student.plain import to_plain
+from autograder.worker.hidden import hide_values
 
 
 def load(name: str) -> tuple[Assignment, Any]:
@@ -27,9 +28,13 @@ def load(name: str) -> tuple[Assignment, Any]:
 
 
 def run_check(check: Check, probes: Any, ns: dict, seed: int,
-              rng: np.random.Generator | None = None) -> tuple[Verdict, Outcome]:
+              rng: np.random.Generator | None = None,
+              hidden: list | None = None) -> tuple[Verdict, Outcome]:
     """One check's verdict on the namespace ``ns``. Its inputs are drawn from ``rng`` when given
-    (seeded as the grader seeds it: ``runner.input_seed``), else from ``seed`` and the check."""
+    (seeded as the grader seeds it: ``runner.input_seed`` of the course secret and the check),
+    else from ``seed`` and the check. A failed verdict's message shows no value of the inputs or
+    the expectation (autograder.worker.hidden), as the grader's; ``hidden``, when given, gets
+    them appended (the inputs, a retry's inputs, the expectation), for tests that look for them."""
     if rng is None:
         rng = np.random.default_rng([seed, zlib.crc32(check.id.encode())])
     inputs = check.make_inputs(rng)
@@ -43,8 +48,10 @@ def run_check(check: Check, probes: Any, ns: dict, seed: int,
         expected = check.expect(inputs)
         outcome = _ask(probes, check, ns, inputs)
         verdict = check.judge(expected, outcome)
+        retried: dict = {}
         if not verdict.passed and check.retry is not None and outcome.raised is None:
-            second = _ask(probes, check, ns, check.retry(inputs))  # as autograder.worker.runner does
+            retried = check.retry(inputs)
+            second = _ask(probes, check, ns, retried)  # as autograder.worker.runner does
             both = type(outcome.value) is dict and type(second.value) is dict
             outcome = Outcome(value={**outcome.value, **second.value}) if both else second
             verdict = check.judge(expected, outcome)
@@ -54,6 +61,10 @@ def run_check(check: Check, probes: Any, ns: dict, seed: int,
                 jax.config.update(key, val)
             except RuntimeError:  # the backend started meanwhile: that setting stays
                 pass
+    if hidden is not None:
+        hidden += [inputs, retried, expected]
+    if not verdict.passed:
+        verdict = Verdict(False, hide_values(verdict.message, inputs, retried, expected))
     return verdict, outcome
 
 
