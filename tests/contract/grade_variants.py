@@ -32,7 +32,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import re
 import sys
 
 import jax
@@ -43,7 +42,6 @@ from autograder import contract
 from autograder.inprocess import run_check
 from autograder.instructor import classroom
 from autograder.worker import policy
-from autograder.worker.hidden import hidden_numbers
 from autograder.worker.normalise import normalise, read_release
 from autograder.worker.runner import input_seed, student_env
 
@@ -99,6 +97,8 @@ def _run(cells, ns: dict, report: dict) -> None:
 
 def _grade(assignment: contract.Assignment, probes, ns: dict, tasks: set[str] | None,
            report: dict) -> None:
+    from hidden_values import shown_values  # tests/fixtures, on the harness's PYTHONPATH
+
     has_gpu = any(d.platform == "gpu" for d in jax.devices())
     run = [check for check in assignment.checks
            if (tasks is None or check.task in tasks) and (has_gpu or not check.needs_gpu)]
@@ -132,30 +132,6 @@ def _grade(assignment: contract.Assignment, probes, ns: dict, tasks: set[str] | 
                 report["failed_inputs"].append(f"{check.id} ({secret.decode()}): "
                                                f"{drawn.message[:200]}")
     report["scores"] = scores
-
-
-# Ways a hidden number gets printed: Python's repr, NumPy's float32 and float16, fixed and
-# general formats at several precisions.
-_FORMATS = (repr, lambda v: str(np.float32(v)), lambda v: str(np.float16(v)),
-            *(f"{{:.{n}f}}".format for n in range(1, 9)),
-            *(f"{{:.{n}g}}".format for n in (3, 4, 6, 8)))
-_DECIMAL_TOKEN = re.compile(r"\d*\.\d+(?:e[-+]?\d+)?|\d+e[-+]?\d+")
-
-
-def shown_values(message: str, hidden: list) -> list[str]:
-    """The numbers in ``message`` that print one of ``hidden``'s values (a check's inputs and
-    its expectation) in one of ``_FORMATS``: what no feedback may show (autograder.worker.hidden).
-    Written apart from the grader's masking, by rendering the values, not parsing the message's
-    numbers. Integral values are left out: a message shows sizes, counts and positions."""
-    tokens = set(_DECIMAL_TOKEN.findall(message.lower()))
-    if not tokens:
-        return []
-    values = np.unique(hidden_numbers(*hidden))
-    values = values[values != np.round(values)]
-    with np.errstate(over="ignore"):  # a value past float16's range prints as inf
-        shown = {text for value in values.tolist() for render in _FORMATS
-                 if ("." in (text := render(value).lower()) or "e" in text) and text in tokens}
-    return sorted(shown)
 
 
 def _visible(cells, ns: dict, grade_cells: set[str] | None, report: dict) -> None:
