@@ -3,7 +3,8 @@
 Runs in a worker process of the pool (autograder.grade.grading). Each worker owns a fork server that
 has imported autograder.student.sandbox and the assignment's probes; a child is forked per (submission,
 JAX config) group of checks. Expectations are computed here with real JAX while the child runs
-the cells; comparison happens here. A child that hangs, crashes or exits fails only the checks it
+the cells, once per worker for all the submissions it grades (a check's inputs depend on the
+course secret and the check alone: ``input_seed``); comparison happens here. A child that hangs, crashes or exits fails only the checks it
 had not answered; a fresh child (cells re-run) takes the remaining ones, within a bounded number
 of restarts and the notebook's time budget.
 
