@@ -21,6 +21,7 @@ import numpy as np
 from autograder.spec import Assignment, Check, Outcome, Verdict
 from autograder.student import channel
 from autograder.student.plain import to_plain
+from autograder.worker.hidden import hide_values
 
 
 class InputsNotPlain(TypeError):
@@ -43,11 +44,15 @@ def check_rng(check: Check, seed: int) -> np.random.Generator:
 
 def run_check(check: Check, probes: Any, ns: dict, seed: int,
               rng: np.random.Generator | None = None,
-              not_plain: list[str] | None = None) -> tuple[Verdict, Outcome]:
+              not_plain: list[str] | None = None,
+              hidden: list | None = None) -> tuple[Verdict, Outcome]:
     """One check's verdict on the namespace ``ns``. Its inputs are drawn from ``rng`` when given
-    (seeded as the grader seeds it: ``runner.input_seed``), else from ``check_rng(check, seed)``.
-    ``not_plain``: where to add why a probe's value could not cross the channel (the outcome
-    is then the probe's error, as in the sandbox)."""
+    (seeded as the grader seeds it: ``runner.input_seed`` of the course secret and the check),
+    else from ``check_rng(check, seed)``. ``not_plain``: where to add why a probe's value could
+    not cross the channel (the outcome is then the probe's error, as in the sandbox). A failed
+    verdict's message shows no value of the inputs or the expectation (autograder.worker.hidden),
+    as the grader's; ``hidden``, when given, gets them appended (the inputs, a retry's inputs,
+    the expectation), for tests that look for them."""
     if rng is None:
         rng = check_rng(check, seed)
     inputs = check.make_inputs(rng)
@@ -61,9 +66,11 @@ def run_check(check: Check, probes: Any, ns: dict, seed: int,
         expected = check.expect(inputs)
         outcome = _ask(probes, check, ns, inputs, not_plain)
         verdict = check.judge(expected, outcome)
+        retried: dict = {}
         if not verdict.passed and check.retry is not None and outcome.raised is None:
+            retried = check.retry(inputs)
             # as autograder.worker.runner does
-            second = _ask(probes, check, ns, check.retry(inputs), not_plain)
+            second = _ask(probes, check, ns, retried, not_plain)
             both = type(outcome.value) is dict and type(second.value) is dict
             outcome = Outcome(value={**outcome.value, **second.value}) if both else second
             verdict = check.judge(expected, outcome)
@@ -73,6 +80,10 @@ def run_check(check: Check, probes: Any, ns: dict, seed: int,
                 jax.config.update(key, val)
             except RuntimeError:  # the backend started meanwhile: that setting stays
                 pass
+    if hidden is not None:
+        hidden += [inputs, retried, expected]
+    if not verdict.passed:
+        verdict = Verdict(False, hide_values(verdict.message, inputs, retried, expected))
     return verdict, outcome
 
 

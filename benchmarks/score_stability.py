@@ -1,13 +1,13 @@
 """Is a grade a function of the code? Grade the reference, every correct alternative and every
-wrong solution of an assignment under several course secrets and student ids, in process, and
-list each notebook whose score changes with them.
+wrong solution of an assignment under several course secrets, in process, and list each notebook
+whose score changes with them (the student and the code draw no input: runner.input_seed).
 
-    python benchmarks/score_stability.py ASSIGNMENT [--inputs 10x3] [--only VARIANT ...]
+    python benchmarks/score_stability.py ASSIGNMENT [--inputs 30] [--only VARIANT ...]
                                          [--part K/N]
 
 The notebooks are those the assignment's contract names (autograder.assignments.REGISTRY), graded
 by the contract tests' harness (tests/contract/grade_variants.py) with its inputs drawn as the
-grader draws them (``runner.input_seed`` of the secret, the id, the check and the code). The same
+grader draws them (``runner.input_seed`` of the secret and the check). The same
 run as a test: tests/contract/test_score_stability.py (``make test-stability``), judged the
 same way (grade_variants.stability_problems: one score per notebook, every point for the reference
 and each alternative). ``--part K/N`` grades the K-th of N interleaved slices of the notebooks
@@ -46,7 +46,7 @@ def part_of(variants: list[str], k: int, n: int) -> list[str]:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("assignment", choices=sorted(REGISTRY))
-    p.add_argument("--inputs", default="10x3", help="course secrets x student ids (10x3)")
+    p.add_argument("--inputs", default="30", help="how many course secrets (30)")
     p.add_argument("--only", nargs="*", help="these variants only (reference, alt:NAME, "
                                               "wrong:NAME)")
     p.add_argument("--part", type=_part, default=(1, 1), metavar="K/N",

@@ -40,7 +40,8 @@ EN: dict[str, str] = {
     "feedback.result": "Result",
     "feedback.checks": "Checks, task by task",
     "feedback.checks_intro": (
-        "Every check ran your rules on inputs drawn for your submission. Under a failed check, "
+        "Every check ran your rules on hidden inputs of the course, the same for every student; "
+        "no message shows their values. Under a failed check, "
         "<em>Try it yourself</em> gives a few lines to paste into a new cell after your own: "
         "they show the failure on small inputs of their own (not the grading inputs)."),
     "feedback.all_passed": "all {n} checks passed: show them",
@@ -108,7 +109,8 @@ ZH: dict[str, str] = {
     "feedback.result": "结果",
     "feedback.checks": "逐项检查(按任务)",
     "feedback.checks_intro": (
-        "每项检查都在为你这份提交抽取的输入上运行你写的规则。未通过的检查下方有"
+        "每项检查都在本课程的隐藏输入上运行你写的规则,这些输入对每位学生都相同;"
+        "任何提示都不会显示它们的数值。未通过的检查下方有"
         "<em>自己试试</em>:把其中几行粘贴到你自己代码之后的新单元格里运行,"
         "它们会在自带的小输入(不是评分用的输入)上重现这个错误。"),
     "feedback.all_passed": "全部 {n} 项检查都已通过:展开查看",

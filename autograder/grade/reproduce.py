@@ -5,8 +5,7 @@ autograder/README.md) defines ``reproducer(check_id) -> str | None``, Python sou
 in a fresh kernel after the student's cells:
 
 - builds small concrete inputs as literals, drawn with :func:`public_rng` (seeded by the check's
-  id alone: they are never the grading inputs, which depend on the course secret, the student and
-  the submission's code);
+  id alone: they are never the grading inputs, which depend on the course secret and the check);
 - applies the transformation the check applies, through the student's own rules;
 - prints what the student's rules returned and what a correct rule returns on those inputs (the
   latter a literal computed by the grader with real JAX, never the code that computes it);

@@ -3,7 +3,8 @@
 Runs in a worker process of the pool (autograder.grade.grading). Each worker owns a fork server that
 has imported autograder.student.sandbox and the assignment's probes; a child is forked per (submission,
 JAX config) group of checks. Expectations are computed here with real JAX while the child runs
-the cells; comparison happens here. A child that hangs, crashes or exits fails only the checks it
+the cells, once per worker for all the submissions it grades (a check's inputs depend on the
+course secret and the check alone: ``input_seed``); comparison happens here. A child that hangs, crashes or exits fails only the checks it
 had not answered; a fresh child (cells re-run) takes the remaining ones, within a bounded number
 of restarts and the notebook's time budget.
 
@@ -31,6 +32,7 @@ and waited for before the next submission starts.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import errno
 import fcntl
@@ -70,6 +72,7 @@ from autograder.student.channel import Channel, ChannelError
 from autograder.student.guard import TRIPWIRE_KINDS
 from autograder.text import clean_text
 from autograder.worker import policy, submission
+from autograder.worker.hidden import hide_values
 from autograder.worker.normalise import Notebook, NotebookError, normalise
 
 
@@ -421,7 +424,7 @@ def grade_notebook(student_id: str, path: Path | None, problem: str = "",
             result["tests"][check.id] = gpu_not_run(check)
             continue
         groups.setdefault(tuple(check.jax_config), []).append(check)
-    session = _Session(student_id, path.name, data, notebook, result, started)
+    session = _Session(path.name, data, notebook, result, started)
     for jax_config, checks in groups.items():
         session.run_group(jax_config, checks)
     result["seconds"] = time.monotonic() - started
@@ -448,25 +451,49 @@ def _entry(check: Check, points: float, status: Status, message: str) -> CheckRe
     return check_result(check, points, status, message, strip_addresses=True)
 
 
-def code_digest(notebook: Notebook) -> str:
-    """A hash of the submission's code cells: one changed character changes every check's inputs.
-
-    Outputs and markdown are left out, so re-running the same code gives the same inputs."""
-    digest = hashlib.sha256()
-    for cell in notebook.cells:
-        if cell.cell_type == "code":
-            digest.update(cell.source.encode("utf-8", "surrogatepass") + b"\0")
-    return digest.hexdigest()
-
-
-def input_seed(secret: bytes, student_id: str, check_id: str, code: str = "") -> int:
-    """The seed of one check's inputs: the course secret, the student, the check and the
-    submission's code (``code_digest``), so a resubmission that special-cases inputs it has seen
-    meets new ones, while grading the same file again gives identical grades."""
-    # surrogateescape: a folder name that is not UTF-8 is its own bytes (valid ids: unchanged).
-    message = f"{student_id}\0{check_id}\0{code}".encode("utf-8", "surrogateescape")
-    digest = hmac.new(secret, message, hashlib.sha256).digest()
+def input_seed(secret: bytes, check_id: str) -> int:
+    """The seed of one check's inputs: the course secret and the check, nothing else. Neither
+    the student nor the submission's text draws them, so two students who hand in the same code
+    get the same grade whatever bug it holds, and so does one who adds a space. They stay hidden
+    by other means: they change with the course secret, and no feedback shows their values
+    (autograder.worker.hidden; the reproducer runs public inputs of its own)."""
+    digest = hmac.new(secret, check_id.encode("utf-8"), hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big")
+
+
+# (course secret, check id, JAX config) -> (inputs, expectation): drawn and computed with real
+# JAX once per worker process, then served to every submission it grades (they depend on nothing
+# else; ``expect`` is a large part of grading time). Each submission gets a deep copy, so neither
+# a judge nor ``retry`` can change what the next one is judged against; the student's process only
+# ever receives the inputs, encoded into a frame.
+_PREPARED: dict[tuple[bytes, str, tuple], tuple[dict, Any]] = {}
+
+
+def _prepare(secret: bytes, jax_config: tuple, checks: list[Check]) -> dict[str, str]:
+    """Draw and compute the checks' inputs and expectations into ``_PREPARED``, under
+    ``jax_config``; check id -> the error's name for those the grader could not make (not kept:
+    the next submission tries again, and gets the same error)."""
+    import jax
+
+    failed = {}
+    previous = {key: getattr(jax.config, key) for key, _ in jax_config}
+    try:
+        for key, value in jax_config:
+            try:
+                jax.config.update(key, value)
+            except RuntimeError:  # set before a backend starts (jax_num_cpu_devices): it
+                pass  # is for the student's process, which applies it before its first cell
+        for check in checks:
+            rng = np.random.default_rng(input_seed(secret, check.id))
+            try:
+                inputs = check.make_inputs(rng)
+                _PREPARED[secret, check.id, jax_config] = (inputs, check.expect(inputs))
+            except Exception as err:  # noqa: BLE001 - a grader bug must not stop the class
+                failed[check.id] = type(err).__name__
+    finally:
+        for key, value in previous.items():
+            jax.config.update(key, value)
+    return failed
 
 
 class _Child:
@@ -558,15 +585,13 @@ def tripwire_message(kind: int) -> str:
 class _Session:
     """All children of one submission."""
 
-    def __init__(self, student_id: str, notebook_name: str, data: bytes, notebook: Notebook,
+    def __init__(self, notebook_name: str, data: bytes, notebook: Notebook,
                  result: StudentResult, started: float):
         self.config: Config = _state["config"]
         self.limits = self.config.limits
-        self.student_id = student_id
         self.notebook_name = notebook_name
         self.data = data
         self.notebook = notebook
-        self.code = code_digest(notebook)
         self.result = result
         self.deadline = started + self.limits.notebook_timeout_s
         self.restarts = 0
@@ -673,30 +698,18 @@ class _Session:
             notes.append(note)
 
     def _expectations(self, jax_config: tuple, checks: list[Check]) -> dict:
-        import jax
-
-        expected = {}
-        previous = {key: getattr(jax.config, key) for key, _ in jax_config}
-        try:
-            for key, value in jax_config:
-                try:
-                    jax.config.update(key, value)
-                except RuntimeError:  # set before a backend starts (jax_num_cpu_devices): it
-                    pass  # is for the student's process, which applies it before its first cell
-            for check in checks:
-                rng = np.random.default_rng(input_seed(self.config.secret, self.student_id,
-                                                       check.id, self.code))
-                try:
-                    inputs = check.make_inputs(rng)
-                    expected[check.id] = (inputs, check.expect(inputs))
-                except Exception as err:  # noqa: BLE001 - a grader bug must not stop the class
+        """check id -> (inputs, expectation), this submission's own copy (``_PREPARED``); a
+        check whose inputs or expectation the grader could not make is answered here."""
+        secret = self.config.secret
+        missing = [c for c in checks if (secret, c.id, jax_config) not in _PREPARED]
+        if missing:
+            failed = _prepare(secret, jax_config, missing)
+            for check in missing:
+                if check.id in failed:
                     self.result["tests"][check.id] = _entry(
-                        check, 0.0, Status.ERROR, f"{PREPARE_FAILED}: "
-                        f"{type(err).__name__}")
-        finally:
-            for key, value in previous.items():
-                jax.config.update(key, value)
-        return expected
+                        check, 0.0, Status.ERROR, f"{PREPARE_FAILED}: {failed[check.id]}")
+        return {c.id: copy.deepcopy(_PREPARED[secret, c.id, jax_config]) for c in checks
+                if (secret, c.id, jax_config) in _PREPARED}
 
     def _start(self, jax_config: tuple) -> _Child:
         assignment: Assignment = _state["assignment"]
@@ -836,10 +849,12 @@ class _Session:
         if outcome is None:
             return self._asked_ok
         verdict = self._judge(check, expected, outcome)
+        retried: dict = {}
         if not verdict.passed and check.retry is not None and outcome.raised is None:
             # A second run of the probe, for what its first run left out (ps1: the eager
             # evaluation, needed only when the jitted one is wrong); judged on both values.
-            second = self._ask(child, check, check.retry(inputs), deadline)
+            retried = check.retry(inputs)
+            second = self._ask(child, check, retried, deadline)
             if second is None:
                 return self._asked_ok
             if second.raised is not None or type(outcome.value) is not dict \
@@ -851,7 +866,9 @@ class _Session:
         if verdict.passed:
             self.result["tests"][check.id] = _entry(check, float(check.points), Status.PASSED, "")
         else:
-            self._fail_verdict(check, clean_text(verdict.message, 1000))
+            # The judge's words, and what the student's process said, without a hidden value.
+            message = hide_values(verdict.message, inputs, retried, expected)
+            self._fail_verdict(check, clean_text(message, 1000))
         return True
 
     @staticmethod
@@ -900,8 +917,9 @@ class _Session:
             outcome = Outcome(value=reply["value"])
         tampered = _strings(reply["tampered"])
         if tampered:
-            self._fail(check, self._tampering(f"while check {check.id} ran, your notebook's code",
-                                              tampered))
+            # The names come from the student's process, which holds this check's inputs.
+            self._fail(check, hide_values(self._tampering(
+                f"while check {check.id} ran, your notebook's code", tampered), inputs))
             self._asked_ok = True
             return None
         return outcome

@@ -58,7 +58,7 @@ def session(toy_assignment):
     notebook = normalise(data, RELEASE)
     result = {"student_id": "s", "status": "graded", "message": "", "notes": [], "tests": {},
               "isolation": "", "check_seconds": 0.0, "cells": [asdict(c) for c in notebook.cells]}
-    return _Session("s", "toy.ipynb", data, notebook, result, time.monotonic())
+    return _Session("toy.ipynb", data, notebook, result, time.monotonic())
 
 
 HELLO = {"hello": "namespaces"}

@@ -19,12 +19,12 @@ cells run last, each in a copy of the namespace, so the checks see what the grad
 ``graded_as == "task"``: the reference runs once per process; each other variant runs only its
 replaced cells on a copy of the reference's namespace, and only its tasks' checks.
 
-``GRADE_VARIANTS_INPUTS=SxI`` (``10x3``): every check also runs under S course secrets times I
-student ids, its inputs drawn as the grader draws them (``runner.input_seed`` of the secret, the
-id, the check and the notebook's code); ``scores`` lists the variant's total under each pair
-(tests/contract/test_score_stability.py). Each pair runs every check after ``jax.clear_caches()``,
-as the grader's fresh process per submission would (nothing one pair compiled is reused by the
-next: compilation counts stay the grader's).
+``GRADE_VARIANTS_INPUTS=S`` (``30``): every check also runs under S course secrets, its inputs
+drawn as the grader draws them (``runner.input_seed`` of the secret and the check: nothing of the
+student or the code, so a secret is the only thing that draws other inputs); ``scores`` lists the
+variant's total under each secret (tests/contract/test_score_stability.py). Each secret runs every
+check after ``jax.clear_caches()``, as the grader's fresh process per submission would (nothing
+one secret compiled is reused by the next: compilation counts stay the grader's).
 
 Unsandboxed: for the course's own notebooks only; the contract tests run it in subprocesses.
 """
@@ -46,17 +46,13 @@ from autograder.instructor import classroom
 from autograder.student import cellguard
 from autograder.worker import policy
 from autograder.worker.normalise import normalise, read_release
-from autograder.worker.runner import code_digest, input_seed, student_env
+from autograder.worker.runner import input_seed, student_env
 
 
-def _inputs() -> list[tuple[bytes, str]]:
-    """The (course secret, student id) pairs of ``GRADE_VARIANTS_INPUTS``; none when unset."""
+def _inputs() -> list[bytes]:
+    """The course secrets of ``GRADE_VARIANTS_INPUTS``; none when unset."""
     spec = os.environ.get("GRADE_VARIANTS_INPUTS", "")
-    if not spec:
-        return []
-    secrets, ids = (int(n) for n in spec.split("x"))
-    return [(f"course secret {s}".encode(), f"student_{i}") for s in range(secrets)
-            for i in range(ids)]
+    return [f"course secret {s}".encode() for s in range(int(spec))] if spec else []
 
 
 def _notebook(assignment: contract.Assignment, variant: str):
@@ -106,38 +102,41 @@ def _run(cells, ns: dict, report: dict) -> None:
 
 
 def _grade(assignment: contract.Assignment, probes, ns: dict, tasks: set[str] | None,
-           report: dict, code: str) -> None:
+           report: dict) -> None:
+    from hidden_values import shown_values  # tests/fixtures, on the harness's PYTHONPATH
+
     has_gpu = any(d.platform == "gpu" for d in jax.devices())
     run = [check for check in assignment.checks
            if (tasks is None or check.task in tasks) and (has_gpu or not check.needs_gpu)]
     # (a GPU check is not run here, as the grader reports it: neither way)
     for check in run:
         not_plain: list[str] = []  # why a probe's value could not cross the channel
-        verdict, _ = run_check(check, probes, ns, seed=0, not_plain=not_plain)
+        hidden: list = []
+        verdict, _ = run_check(check, probes, ns, seed=0, not_plain=not_plain, hidden=hidden)
         report["checks"].append({
             "id": check.id, "task": check.task, "grade_cell": check.grade_cell,
             "max_points": check.points, "points": check.points if verdict.passed else 0,
             "passed": verdict.passed, "message": verdict.message, "blame": check.blame,
-            "not_plain": not_plain})
-    pairs = _inputs()
-    if not pairs:
+            "not_plain": not_plain, "shown_values": shown_values(verdict.message, hidden)})
+    secrets = _inputs()
+    if not secrets:
         return
     # The grader grades each submission in a fresh process: its cells, then all its checks in
-    # order under one (secret, id). Here every pair runs in this one process, so JAX's in-memory
+    # order under one secret. Here every secret runs in this one process, so JAX's in-memory
     # caches (jax.jit's executables, per function and keyed by its arguments' shapes, dtypes,
     # pytree structure and static values: ps3.method.compiles counts a jitted method's through
-    # ``apply._cache_size()``) would still hold what an earlier pair, or the run above, compiled.
-    # Each pair starts with them cleared (jax.clear_caches: all of them, the C++ ones included),
-    # then shares them across its checks as the grader's process does.
-    scores = [0.0] * len(pairs)
-    for k, (secret, student) in enumerate(pairs):
+    # ``apply._cache_size()``) would still hold what an earlier secret, or the run above,
+    # compiled. Each secret starts with them cleared (jax.clear_caches: all of them, the C++ ones
+    # included), then shares them across its checks as the grader's process does.
+    scores = [0.0] * len(secrets)
+    for k, secret in enumerate(secrets):
         jax.clear_caches()
         for check in run:
-            rng = np.random.default_rng(input_seed(secret, student, check.id, code))
+            rng = np.random.default_rng(input_seed(secret, check.id))
             drawn, _ = run_check(check, probes, ns, seed=0, rng=rng)
             scores[k] += check.points if drawn.passed else 0
             if not drawn.passed:
-                report["failed_inputs"].append(f"{check.id} ({student}, {secret.decode()}): "
+                report["failed_inputs"].append(f"{check.id} ({secret.decode()}): "
                                                f"{drawn.message[:200]}")
     report["scores"] = scores
 
@@ -168,7 +167,7 @@ def grade(assignment: contract.Assignment, variants: list[str]) -> dict[str, dic
             ns: dict = {"__name__": "__main__"}
             cellguard.install(ns, policy.allowed_imports(assignment.spec))
             _run(notebook.cells, ns, report)
-            _grade(assignment, probes, ns, None, report, code_digest(notebook))
+            _grade(assignment, probes, ns, None, report)
             _visible(notebook.cells, ns, None, report)
             if variant == "reference":
                 base_ns = ns
@@ -177,7 +176,7 @@ def grade(assignment: contract.Assignment, variants: list[str]) -> dict[str, dic
             tasks = {t.id for t in assignment.tasks if t.cell in changed}
             ns = dict(base_ns)
             _run([c for c in notebook.cells if c.grade_id in changed], ns, report)
-            _grade(assignment, probes, ns, tasks, report, code_digest(notebook))
+            _grade(assignment, probes, ns, tasks, report)
             _visible(notebook.cells, ns, {c.grade_cell for c in assignment.checks
                                           if c.task in tasks}, report)
         results[variant] = report
@@ -186,7 +185,7 @@ def grade(assignment: contract.Assignment, variants: list[str]) -> dict[str, dic
 
 def stability_problems(graded: dict[str, dict]) -> dict[str, str]:
     """variant -> what is wrong with its scores under ``GRADE_VARIANTS_INPUTS``: a score that
-    moves with the course secret or the student id (any variant), or a correct notebook (the
+    moves with the course secret (any variant), or a correct notebook (the
     reference, an alternative: not ``wrong:``) short of every point of the checks it was graded
     on (a ``graded_as == "task"`` alternative is graded on its own tasks' checks only)."""
     problems = {}

@@ -181,6 +181,20 @@ def test_every_failed_check_of_a_wrong_solution_names_its_rule(graded, name, wro
         assert named in check["blame"], check
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_no_failure_message_shows_a_hidden_value(graded, name):
+    """Every check's inputs are the same for the whole course (runner.input_seed: the secret and
+    the check), so no message may print one of their values or the expectation's: the failed
+    checks of every wrong solution, the untouched notebook and the demo's partial student, their
+    messages searched for the hidden numbers rendered at several precisions
+    (grade_variants.shown_values)."""
+    shown = {(variant, check["id"]): (check["shown_values"], check["message"])
+             for variant, report in graded(name).items() for check in report["checks"]
+             if not check["passed"] and check["shown_values"]}
+    failed = sum(not c["passed"] for r in graded(name).values() for c in r["checks"])
+    assert failed > 0 and not shown, shown
+
+
 @pytest.mark.parametrize(("name", "alt"), ALTERNATIVES,
                          ids=[f"{n}-{alt}" for n, alt in ALTERNATIVES])
 def test_correct_alternative_earns_every_point(graded, name, alt):
