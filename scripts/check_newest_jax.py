@@ -13,8 +13,8 @@ on that JAX:
 
 - ``kernels``: Part V's kernels compiled against its FFI headers (``make kernels`` into DIR);
 - ``book``: the English book built with its own execution cache (every chapter executed, warnings
-  are errors, as ``make book``), each executed chapter's printed outputs compared, cell by cell,
-  with the pinned build's (``_build/jupyter_execute``, from ``make book``), and every warning a
+  are errors, as ``make book``), each executed chapter's printed output compared with the
+  pinned build's (``_build/jupyter_execute``, from ``make book``), and every warning a
   cell printed;
 - ``demo``: the demo classes graded (``python -m autograder demo``) and compared, check by check,
   with every toolchain's record (tests/fixtures/toolchains/, scripts/record_demo_checks.py);
@@ -40,6 +40,7 @@ import shutil
 import subprocess
 import sys
 import time
+from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,9 +48,10 @@ PINNED_BUILD = ROOT / "_build"
 RECORDS = ROOT / "tests" / "fixtures" / "toolchains"
 STEPS = ("kernels", "book", "demo", "drift", "tests")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-# A cell's output read as text: numbers and addresses compared as they are (a changed digit is
-# what the report is for), only the terminal's colours dropped.
-SHOWN = 12  # diff lines shown per cell
+# What differs on every run of the same JAX: an object's address (``Var(id=1403...)``, ``at
+# 0x7f...``). Every other digit is compared as it is: a changed one is what the report is for.
+ADDRESS = re.compile(r"(id=|0x)[0-9a-f]{6,}")
+SHOWN = 16  # diff lines shown per chapter
 
 
 def _load(name: str, path: Path):
@@ -144,18 +146,22 @@ sys.exit(build_book("html", out / "html", out / ".doctrees",
 
 
 def _outputs(cell: dict) -> str:
+    """A cell's printed output as text: its stdout, its stderr (each whole: how the kernel cut a
+    stream into messages varies from run to run), then its results, figures and error."""
+    streams = {"stdout": "", "stderr": ""}
     shown = []
     for out in cell.get("outputs", []):
         kind = out.get("output_type")
         if kind == "stream":
-            shown.append(f"[{out['name']}] " + "".join(out["text"]))
+            streams[out["name"]] = streams.get(out["name"], "") + "".join(out["text"])
         elif kind in ("execute_result", "display_data"):
             data = out.get("data", {})
             shown.append("".join(data.get("text/plain", "")) if "text/plain" in data
                          else f"({', '.join(sorted(data))})")
         elif kind == "error":
             shown.append(f"[error] {out['ename']}: {out['evalue']}")
-    return ANSI.sub("", "\n".join(shown))
+    text = "\n".join([*(f"[{name}] {text}" for name, text in streams.items() if text), *shown])
+    return ADDRESS.sub(r"\1...", ANSI.sub("", text))
 
 
 def _chapters(executed: Path) -> dict[str, list[dict]]:
@@ -163,27 +169,31 @@ def _chapters(executed: Path) -> dict[str, list[dict]]:
             for p in sorted(executed.rglob("*.ipynb"))}
 
 
+def _printed(cells: list[dict]) -> list[str]:
+    """A chapter's printed output, its code cells' one after the other: a stream's last lines can
+    reach a busy kernel's client after its cell has ended and be shown under the next cell, so
+    the report compares the chapter's whole output, not cell by cell."""
+    return "\n".join(_outputs(c) for c in cells if c["cell_type"] == "code").splitlines()
+
+
 def compare_book(pinned: Path, newest: Path) -> dict:
-    """Chapters missing from either build, cells whose printed output changed, warnings."""
+    """Chapters missing from either build, the chapters whose printed output changed (as a diff,
+    and whether only digits moved), the cells that printed a warning."""
     before, after = _chapters(pinned), _chapters(newest)
     changed, warned = [], []
     for chapter in sorted(set(before) & set(after)):
-        old = [c for c in before[chapter] if c["cell_type"] == "code"]
-        new = [c for c in after[chapter] if c["cell_type"] == "code"]
-        for number, (a, b) in enumerate(zip(old, new)):
-            was, now = _outputs(a), _outputs(b)
-            if was != now:
-                diff = list(difflib.unified_diff(was.splitlines(), now.splitlines(),
-                                                 "pinned", "newest", lineterm="", n=0))[2:]
-                digits = re.sub(r"\d", "0", was) == re.sub(r"\d", "0", now)
-                changed.append((chapter, number, digits, diff))
-            for out in b.get("outputs", []):
+        was, now = _printed(before[chapter]), _printed(after[chapter])
+        if was != now:
+            diff = list(difflib.unified_diff(was, now, "pinned", "newest", lineterm="", n=0))[2:]
+            digits = [re.sub(r"\d", "0", line) for line in was] == [
+                re.sub(r"\d", "0", line) for line in now]
+            changed.append((chapter, digits, diff))
+        code = [c for c in after[chapter] if c["cell_type"] == "code"]
+        for number, cell in enumerate(code):
+            for out in cell.get("outputs", []):
                 if out.get("output_type") == "stream" and out["name"] == "stderr" and re.search(
                         r"Warning|deprecat", "".join(out["text"]), re.IGNORECASE):
                     warned.append((chapter, number, ANSI.sub("", "".join(out["text"])).strip()))
-        if len(old) != len(new):
-            changed.append((chapter, -1, False, [(f"{len(old)} code cells pinned, {len(new)} "
-                                                 "newest")]))
     return {"missing": sorted(set(before) - set(after)), "new": sorted(set(after) - set(before)),
             "changed": changed, "warned": warned}
 
@@ -206,6 +216,8 @@ def main() -> int:
     parser.add_argument("--skip", nargs="*", choices=STEPS, default=[],
                         help="steps not run (the report says so)")
     args = parser.parse_args()
+    # The JAX of the pinned build: the one this script runs on (.venv's, which `make book` uses).
+    pinned = metadata.version("jax")
     out = args.out.resolve()
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
@@ -214,22 +226,30 @@ def main() -> int:
     env = dict(os.environ, PYTHONPATH=str(ROOT), JAXCOURSE_KERNELS=str(out / "kernels"),
                PATH=f"{python.parent}{os.pathsep}{os.environ['PATH']}")
     env.pop("VIRTUAL_ENV", None)
-    pinned = pins(ROOT / "requirements.txt")["jax"]
     summary: list[str] = []
     details: list[str] = []
+    report = args.report or out / "report.md"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    command = " ".join(["scripts/check_newest_jax.py", *sys.argv[1:]])
 
     def step(name: str, line: str, body: list[str]) -> None:
         summary.append(f"- **{name}**: {line}")
         details.extend([f"## {name}", "", *body, ""])
         print(f"check-newest-jax: {name}: {line} ({time.monotonic() - started:.0f} s)",
               flush=True)
+        # Written after every step, so that a run stopped half-way still says what it found.
+        head = [f"# JAX {version} against the pinned {pinned}", "",
+                (f"{datetime.date.today().isoformat()}, `{command}` (Python "
+                 f"{sys.version.split()[0]}, {time.monotonic() - started:.0f} s so far). Each "
+                 "line says what moved; the sections below give the details."), ""]
+        report.write_text("\n".join(head + summary + [""] + details), encoding="utf-8")
 
     moved = [m for m in moved_packages(python) if not m.startswith(("jax:", "jaxlib:"))]
     step("install", "no other package moved" if not moved else f"{len(moved)} packages moved",
          [*notes, *(f"- {m}" for m in moved)] or ["Every other package at its pinned version."])
 
     for skipped in args.skip:
-        summary.append(f"- **{skipped}**: not run (--skip)")
+        step(skipped, "not run (--skip)", ["Left out of this run."])
     if "kernels" not in args.skip:
         status, _ = run(["make", "--no-print-directory", "kernels", f"VENV={out / 'venv'}",
                          f"STAMP={out / 'venv' / '.installed'}", f"KERNEL_OUT={out / 'kernels'}"], env,
@@ -251,10 +271,10 @@ def main() -> int:
                  *(f"- {c}" for c in found["missing"])]
         body += ["", f"### Warnings printed by a cell: {len(found['warned'])}", "",
                  *(f"- {c}, cell {n}: `{text[:300]}`" for c, n, text in found["warned"])]
-        body += ["", (f"### Cells whose printed output changed: {len(found['changed'])} "
-                 f"({sum(d for *_, d, _ in found['changed'])} in their digits only)"), ""]
-        for chapter, number, digits, diff in found["changed"]:
-            body += [f"- {chapter}, code cell {number}" + (" (digits only)" if digits else ""),
+        body += ["", (f"### Chapters whose printed output changed: {len(found['changed'])} "
+                 f"({sum(d for _, d, _ in found['changed'])} in their digits only)"), ""]
+        for chapter, digits, diff in found["changed"]:
+            body += [f"- {chapter}" + (" (digits only)" if digits else ""),
                      "", "  ```diff", *(f"  {line}" for line in diff[:SHOWN]),
                      *(["  ..."] if len(diff) > SHOWN else []), "  ```"]
         moved_book = status != 0 or problems or found["missing"] or found["warned"]
@@ -262,7 +282,7 @@ def main() -> int:
                       f"{len(found['missing'])} chapters not executed, "
                       f"{len(found['warned'])} cells warned, " if moved_book else
                       "every chapter executed with no warning, ")
-             + f"{len(found['changed'])} cells print something else", body)
+             + f"{len(found['changed'])} chapters print something else", body)
 
     if "demo" not in args.skip:
         record = _load("record_demo_checks", ROOT / "scripts" / "record_demo_checks.py")
@@ -296,7 +316,7 @@ def main() -> int:
         if done.returncode == 0:
             bad = json.loads(done.stdout.strip().splitlines()[-1])
             step("drift", "no name deprecated or removed" if not bad else
-                 f"{len(bad)} names deprecated or removed",
+                 f"{len(bad)} deprecated or removed",
                  [f"- `{name}`: {why}; used in {', '.join(places)}"
                   for name, (why, places) in bad.items()] or ["None."])
         else:
@@ -313,14 +333,6 @@ def main() -> int:
              [(f"The fast tier in {seconds:.0f} s, exit status {status} "
               f"(log `{out / 'tests.log'}`)."), *(f"- `{f[:300]}`" for f in failed)])
 
-    report = args.report or out / "report.md"
-    report.parent.mkdir(parents=True, exist_ok=True)
-    command = " ".join(["scripts/check_newest_jax.py", *sys.argv[1:]])
-    head = [f"# JAX {version} against the pinned {pinned}", "",
-            (f"{datetime.date.today().isoformat()}, `{command}`"
-            f" (Python {sys.version.split()[0]}, {time.monotonic() - started:.0f} s). "
-            "Each line says what moved; the sections below give the details."), ""]
-    report.write_text("\n".join(head + summary + [""] + details), encoding="utf-8")
     print(f"check-newest-jax: the report is {report}")
     return 0
 
