@@ -26,6 +26,7 @@ offers. Private modules (``jax._src``, which the book reads on purpose) are not 
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import json
 import re
@@ -73,6 +74,7 @@ def _runnable(source: str) -> str:
                      if not line.lstrip().startswith(("%", "!")))
 
 
+@functools.cache  # read once per session: three tests read it
 def _sources() -> list[tuple[str, str, str]]:
     """(where, "python" or "text", source) of everything the course runs or prints."""
     found = []
@@ -230,6 +232,7 @@ def jax_names(source: str) -> set[str]:
     return visitor.names
 
 
+@functools.cache  # built once per session: each draws its inputs and computes the expected values
 def _snippets() -> list[tuple[str, str, str]]:
     """Every reproducer as the feedback prints it (the snippet a student pastes into a notebook):
     the Python the course builds from strings at grading time, read as it is finally run."""
