@@ -56,7 +56,7 @@ endif
 # nbgrader's gradebook runs `alembic` as a subprocess: the venv's tools must be on PATH.
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: all setup kernels book release demo test lint constraints clean
+.PHONY: all setup kernels book release demo test lint constraints clean check-newest-jax
 
 all: book release demo
 
@@ -161,3 +161,13 @@ clean:
 .PHONY: pdf
 pdf: $(STAMP)
 	$(BIN)/python -m jaxcourse.book_pdf
+
+# Before a term: what the newest JAX the index offers would change (scripts/check_newest_jax.py).
+# A throwaway venv under _build/newest-jax with that JAX and the other pins; there Part V's
+# kernels, the English book (its chapters' outputs compared with this build's: hence `book`
+# first), the demo classes against tests/fixtures/toolchains/, the drift guard's names and the
+# fast tier of the tests; one report, _build/newest-jax/report.md (README says how to read it).
+# ARGS go to the script (--jax VERSION, --skip tests, --report FILE).
+.PHONY: check-newest-jax
+check-newest-jax: $(STAMP) book
+	$(BIN)/python scripts/check_newest_jax.py $(ARGS)

@@ -1,10 +1,12 @@
 """The JAX the book teaches, and the few differences between it and the older JAX of the second
 toolchain that the book, the grader and the reproducers must read.
 
-The book quotes the pinned release's source (requirements.txt: Python 3.12 or later with JAX
-0.12.0.1, ``constraints-py312.txt``). On another release those cells print that release's source
+The book quotes the pinned release's source (Python 3.12 or later with the JAX requirements.txt
+pins, ``constraints-py312.txt``). On another release those cells print that release's source
 and say it is not the one the prose describes, instead of asserting what the prose says of the
-pinned one. tests/test_repository.py keeps this pin and requirements.txt equal. The course also
+pinned one. ``PINNED_JAX`` is read from requirements.txt, the one place the version is written:
+every test and page reads it from here (tests/test_repository.py holds the rest of the tree to
+that). The course also
 runs on a second toolchain, Python 3.11 with JAX 0.10.2 (``constraints.txt``, ``make
 TOOLCHAIN=legacy``: pip offers no later JAX on 3.11); where the two releases differ in what a
 chapter prints, the chapter computes the difference with the helpers below.
@@ -12,12 +14,24 @@ chapter prints, the chapter computes the difference with the helpers below.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import jax
 
-PINNED_JAX = "0.12.0.1"
+REQUIREMENTS = Path(__file__).resolve().parents[1] / "requirements.txt"
+
+
+def _pinned(name: str) -> str:
+    found = re.search(rf"^{name}==(\S+)", REQUIREMENTS.read_text(encoding="utf-8"), re.MULTILINE)
+    if found is None:
+        raise RuntimeError(f"{REQUIREMENTS} pins no {name}")
+    return found[1]
+
+
+PINNED_JAX = _pinned("jax")
 # The JAX of the second toolchain, Python 3.11's (constraints.txt).
 LEGACY_JAX = "0.10.2"
 # JAX 0.11 replaced scan's `num_consts`/`num_carry` parameters by `ft_in`/`ft_out`, made
@@ -38,7 +52,7 @@ def on_checked_jax() -> bool:
 
 
 def jax_version() -> tuple[int, ...]:
-    """The installed JAX's release as numbers: (0, 12, 0, 1), (0, 10, 2)."""
+    """The installed JAX's release as numbers: (0, 12, 1), (0, 10, 2)."""
     return tuple(int(part) for part in jax.__version__.split(".") if part.isdigit())
 
 

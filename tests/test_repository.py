@@ -8,6 +8,7 @@ check the one they run on.
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -59,12 +60,40 @@ TOOLCHAIN_JAX = LEGACY_JAX if LEGACY else PINNED_JAX
 
 def test_jax_and_jaxlib_are_the_version_the_book_teaches():
     pins = {name.lower(): version for name, version, _ in _requirements()}
-    assert pins["jax"] == pins["jaxlib"] == PINNED_JAX == "0.12.0.1"
+    assert pins["jax"] == pins["jaxlib"] == PINNED_JAX
     current = _constraints("constraints-py312.txt")
     assert current["jax"] == current["jaxlib"] == PINNED_JAX
     legacy = _constraints("constraints.txt")
     assert legacy["jax"] == legacy["jaxlib"] == LEGACY_JAX == "0.10.2"
     assert metadata.version("jax") == metadata.version("jaxlib") == TOOLCHAIN_JAX
+
+
+# Where the pinned JAX's version may be written besides requirements.txt (the one place, which
+# jaxcourse.versions.PINNED_JAX reads): the freeze pip installs from, the grader's table of the
+# XLA flags measured on each release, and dated records of what was measured on which release.
+VERSION_MAY_BE_WRITTEN = ("requirements.txt", "constraints-py312.txt",
+                          "autograder/worker/runner.py", "benchmarks/", "tests/fixtures/toolchains/")
+
+
+def test_the_pinned_jax_version_is_written_in_one_place():
+    """Every test and page reads the version from jaxcourse.versions (a page's prose says "the
+    pinned JAX", or prints the version a cell computes), so moving the pin is two lines."""
+    written = re.compile(rf"(?<![\w.]){re.escape(PINNED_JAX)}(?![\w.])")
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    found = []
+    for name in files:
+        path = ROOT / name
+        if name.startswith(VERSION_MAY_BE_WRITTEN) or not path.is_file():
+            continue
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except UnicodeDecodeError:
+            continue  # a binary file
+        found += [f"{name}:{i}: {line.strip()[:80]}" for i, line in enumerate(lines, 1)
+                  if written.search(line) and "jax" in line.lower()]
+    assert len(files) > 100
+    assert not found, "write jaxcourse.versions.PINNED_JAX instead:\n" + "\n".join(found)
 
 
 def test_constraints_agree_with_requirements_and_the_installed_environment():

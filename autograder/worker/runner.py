@@ -146,7 +146,7 @@ FAST_COMPILE_FLAGS = ("--xla_cpu_use_fusion_emitters=false", "--xla_backend_opti
 # measures them again on the installed jaxlib); any other jaxlib is asked when grading starts.
 KNOWN_FAST_COMPILE_FLAGS = {
     "0.10.2": FAST_COMPILE_FLAGS,
-    "0.12.0.1": ("--xla_backend_optimization_level=0",),
+    "0.12.1": ("--xla_backend_optimization_level=0",),
 }
 
 

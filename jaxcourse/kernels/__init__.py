@@ -11,6 +11,7 @@ only where jaxlib has a CUDA backend and the library exists.
 from __future__ import annotations
 
 import ctypes
+import os
 from functools import cache, partial
 from pathlib import Path
 
@@ -21,8 +22,10 @@ import numpy as np
 from jaxcourse.versions import LEGACY_JAX
 
 ROOT = Path(__file__).resolve().parents[2]
-# Each toolchain's kernels against its own jaxlib's headers (the Makefile's KERNEL_OUT).
-BUILD = ROOT / "_build" / ("kernels-legacy" if jax.__version__ == LEGACY_JAX else "kernels")
+# Each toolchain's kernels against its own jaxlib's headers (the Makefile's KERNEL_OUT); another
+# JAX's, those JAXCOURSE_KERNELS names (scripts/check_newest_jax.py's, built against its headers).
+BUILD = Path(os.environ.get("JAXCOURSE_KERNELS")
+             or ROOT / "_build" / ("kernels-legacy" if jax.__version__ == LEGACY_JAX else "kernels"))
 CPU_LIBRARY = BUILD / "librms_norm.so"
 CUDA_LIBRARY = BUILD / "librms_norm_cuda.so"
 TARGET = "jaxcourse_rms_norm"
