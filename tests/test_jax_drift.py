@@ -57,8 +57,6 @@ NAMED_AS_GONE = {
     "jax.core.Primitive": "the chapters teach jax.extend.core.Primitive instead, and check",
     "jax.lax.zeros_like_array": "composition.md's table of what is gone, checked by a cell",
     "jax.xla_computation": "book/faq/tracers.md tells it was replaced by lower(), and checks",
-    "jax.experimental.jax2tf": "autograder/student/cellguard.py refuses it (where installed)",
-    "jax.extend.ffi": "autograder/student/cellguard.py refuses it (where a JAX still has it)",
     "jax.result_info": "an attribute of the StableHLO text book/core/jit.md prints, not Python",
 }
 
