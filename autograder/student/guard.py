@@ -168,6 +168,8 @@ def _make_restore(own: frozenset, extra_modules: tuple[str, ...]) -> Callable[[]
     # made later is JAX's own lazy registration (custom_vjp's vjp_node[jit] gets a transpose and a
     # DCE rule when first differentiated) or the notebook's; for a known primitive it is a change.
     known: set[int] = {id(key) for _, table, _ in registries for key in table}
+    # The tables named by hand stay strict: no rule there for a primitive not the notebook's own.
+    strict = frozenset(f"{m}.{a}" for m, a in _REGISTRIES)
     for _, table, _ in registries:
         for key in list(table):
             name = getattr(key, "name", None)
@@ -242,7 +244,8 @@ def _make_restore(own: frozenset, extra_modules: tuple[str, ...]) -> Callable[[]
                 if _getattr(key, "name", None) in own:
                     continue
                 old, new = snap.get(key, missing), table.get(key, missing)
-                if old is new or (old is missing and _id(key) not in known):
+                if old is new or (old is missing and _id(key) not in known
+                                  and label not in strict):
                     continue
                 changed.append(label + "[" + _str(_getattr(key, "name", "?")) + "]")
                 if old is missing:

@@ -203,8 +203,11 @@ def test_the_guard_sees_a_helper_or_a_wrapped_probe_rewritten_in_place(probes):
         probes.probe_value.__code__ = _closure_code()
         assert guard.restore() == ["autograder.student.probe_helpers.own (rewritten in place)",
                                    "helped_probes.probe_value (rewritten in place)"]
-    finally:
+    except BaseException:
         probe_helpers.own.__code__, probes.probe_value.__code__ = own_code, probe_code
+        raise
+    # The guard put fresh copies of the pristine code back: nothing is left to report.
+    assert probe_helpers.own.__code__.co_code == own_code.co_code
     assert guard.restore() == []
     with pytest.raises(ImportError, match="f comes from jax"):
         probes.probe_value({"f": jnp.sum}, {"cases": [{}]})

@@ -154,10 +154,12 @@ def test_oversized_and_malformed_frames(session):
     nested: list = []
     for _ in range(200):
         nested = [nested]
+    # Plain data has one definition (autograder.student.plain): the student's side cannot even
+    # encode what the grader's side would refuse.
     deep = FakeChild()
     deep.student.send(HELLO)
-    deep.student.send(nested)
-    assert session._run_cells(deep) is None and deep.killed
+    with pytest.raises(TypeError, match="nested too deeply"):
+        deep.student.send(nested)
 
 
 def _probe_reply(session, toy_assignment, reply):

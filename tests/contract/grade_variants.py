@@ -103,7 +103,9 @@ def _run(cells, ns: dict, report: dict) -> None:
 
 def _grade(assignment: contract.Assignment, probes, ns: dict, tasks: set[str] | None,
            report: dict) -> None:
-    from hidden_values import shown_values  # tests/fixtures, on the harness's PYTHONPATH
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                    "fixtures"))
+    from hidden_values import shown_values  # tests/fixtures
 
     has_gpu = any(d.platform == "gpu" for d in jax.devices())
     run = [check for check in assignment.checks
