@@ -162,7 +162,6 @@ def _make_restore(own: frozenset, extra_modules: tuple[str, ...]) -> Callable[[]
         registries.append((f"{module_name}.{attr}", table, dict(table)))
     # A primitive's own rules (``sin_p.def_impl``, ``def_abstract_eval``) live on the object,
     # not in a table: every primitive a table knows, its attributes as they were.
-    primitives: list[tuple[str, Any, dict]] = []
     seen_primitives: set[int] = set()
     # The primitives that existed when the guard started. A rule added later for a primitive
     # made later is JAX's own lazy registration (custom_vjp's vjp_node[jit] gets a transpose and a
@@ -176,7 +175,8 @@ def _make_restore(own: frozenset, extra_modules: tuple[str, ...]) -> Callable[[]
             if id(key) in seen_primitives or name in own or not hasattr(key, "__dict__"):
                 continue
             seen_primitives.add(id(key))
-            primitives.append((f"primitive {name}", key, dict(vars(key))))
+            # Checked and put back as a module's namespace is (the first loop of restore).
+            dicts.append((f"primitive {name}", vars(key), dict(vars(key)), frozenset()))
     from jax._src.interpreters import mlir
 
     platform_tables = mlir._platform_specific_lowerings
@@ -252,19 +252,6 @@ def _make_restore(own: frozenset, extra_modules: tuple[str, ...]) -> Callable[[]
                     del table[key]
                 else:
                     table[key] = old
-        for label, prim, snap in primitives:
-            live = _vars(prim)
-            if len(live) == len(snap) and all(live.get(k, missing) is v for k, v in snap.items()):
-                continue
-            for key in _set(live) | _set(snap):
-                old, new = snap.get(key, missing), live.get(key, missing)
-                if old is new:
-                    continue
-                changed.append(label + "." + _str(key))
-                if old is missing:
-                    del live[key]
-                else:
-                    live[key] = old
         for platform in _set(platform_tables) - platforms:
             table = platform_tables[platform]
             for key in [k for k in table if _getattr(k, "name", None) not in own]:
