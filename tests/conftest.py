@@ -193,19 +193,24 @@ def graded(tmp_path_factory):
 
     cache: dict[str, dict[str, dict]] = {}
     shared = _shared_folder(tmp_path_factory)
+    # One compilation cache for every assignment's grading in this run (grade_variants says why
+    # it is safe here and how much it saves).
+    compiled = (shared or tmp_path_factory.getbasetemp()) / "jax-compile-cache"
+
+    def grade(name: str) -> dict[str, dict]:
+        return in_subprocesses(REGISTRY[name], contract_variants(name), compile_cache=compiled)
 
     def get(name: str) -> dict[str, dict]:
         if name in cache:
             return cache[name]
         if shared is None:
-            cache[name] = in_subprocesses(REGISTRY[name], contract_variants(name))
+            cache[name] = grade(name)
             return cache[name]
         # Under pytest-xdist: graded once per run, by the first worker that asks.
         saved = shared / f"graded-{name}.json"
         with _first_worker_does(shared, f"graded-{name}") as to_do:
             if to_do:
-                saved.write_text(json.dumps(in_subprocesses(REGISTRY[name],
-                                                            contract_variants(name))))
+                saved.write_text(json.dumps(grade(name)))
         cache[name] = json.loads(saved.read_text())
         return cache[name]
 

@@ -30,8 +30,9 @@ def _variants(name: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
-def test_every_notebook_gets_one_score_under_every_course_secret(name):
-    graded = in_subprocesses(REGISTRY[name], _variants(name), inputs=INPUTS, timeout=4 * 3600)
+def test_every_notebook_gets_one_score_under_every_course_secret(name, tmp_path):
+    graded = in_subprocesses(REGISTRY[name], _variants(name), inputs=INPUTS, timeout=4 * 3600,
+                             compile_cache=tmp_path / "jax-compile-cache")
     assert len(graded["reference"]["scores"]) == 30
     # One score per notebook under every input; the reference and every correct alternative get
     # every point of the checks they are graded on, under every input.
