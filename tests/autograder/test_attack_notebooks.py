@@ -261,15 +261,19 @@ RAN_MARKERS = ("REAL-BUILTINS", "RAW-MEMORY", "PROBES-REWRITTEN", "JSON-FORGED",
 ISSUE_51 = ("runstring", "lapack", "from_import_lapack", "file_read", "func_globals",
             "bit_generator_cffi", "backend_client")
 # Per assignment: the attacks added to the untouched notebook and those added to the partly
-# solved one (its honest cells keep their points). ps5's
+# solved one (its honest cells keep their points). ps1's class holds every attack. ps5's
 # notebooks each compile C++ (and CUDA where nvcc is installed) in the sandbox, a minute or two a
-# notebook on a busy 2-core machine: its class holds the attacks as typed, one run-time variant
-# of each kind of guard, and two of issue 51's.
+# notebook on a busy 2-core machine: its class holds what can differ from ps1's there, the
+# attacks that run (one run-time variant of each kind of guard, and two of issue 51's), against
+# ps5's own probes and channel. The attacks refused as typed are refused by the cell policy
+# before anything of the assignment runs, whichever it is (an assignment changes its static rules
+# only by the modules it allows, and these attacks import what both allow), so ps1's class shows
+# them for both.
 PLAN = {
     "ps1_primitives": (tuple(ATTACKS), ("probe_rewrite", "runtime_wrapper", "runtime_raw_memory",
                                         "runstring")),
-    "ps5_kernels": ((*STATIC[:5], "runtime_raw_memory", "runtime_nested_format", "runstring",
-                     "lapack"), ("runtime_wrapper",)),
+    "ps5_kernels": (("runtime_raw_memory", "runtime_nested_format", "runstring", "lapack"),
+                    ("runtime_wrapper",)),
 }
 ASSIGNMENTS = {"ps1": "ps1_primitives", "ps5": "ps5_kernels"}
 
