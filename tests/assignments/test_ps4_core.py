@@ -11,8 +11,9 @@ from pathlib import Path
 import nbformat
 import numpy as np
 
-from autograder.assignments.ps4_core import checks, mutants, programs
+from autograder.assignments.ps4_core import checks, mutants, probes, programs
 from autograder.instructor import release
+from jaxcourse.core.jaxprs import Lit, make_jaxpr
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,15 +39,19 @@ def _needed(program: dict, n_args: int = 3) -> set[int]:
     return needed
 
 
-def test_binder_check_always_leaves_an_input_unused_and_needs_the_constant():
-    """Whatever the seed (the real grader's differs per student and per submission), a pass that
-    drops the binder of an unused input, or the constvars, is caught by ps4.dce.values: its
-    programs read inputs 0 and 1 and the constant 2, and their outputs need one input only."""
+def test_binder_check_always_leaves_an_input_unused_and_reads_the_constant():
+    """Whatever the course secret, a pass that drops the binder of an unused input, or the
+    constvars, is caught by ps4.dce.values: the programs of its first two classes read inputs 0
+    and 1 and the constant 2, and their outputs need one input only; in its third the constant
+    is read by dead code only (the blind set's wrong_11 dropped such a constvar)."""
     (check,) = [c for c in checks.CHECKS if c.id == "ps4.dce.values"]
     for seed in range(200):
-        for case in check.make_inputs(np.random.default_rng(seed))["cases"]:
+        first, second, dead_const = check.make_inputs(np.random.default_rng(seed))["cases"]
+        for case in (first, second):
             needed = _needed(case["program"])
             assert {0, 1} - needed and 2 in needed, seed
+        assert 2 not in _needed(dead_const["program"]), seed
+        assert any(2 in step[1:] for step in dead_const["program"]["steps"]), seed
 
 
 def _producers(program: dict, n_args: int) -> dict[int, list]:
@@ -110,7 +115,8 @@ def test_every_fold_check_runs_its_other_classes_whatever_the_seed():
         for seed in range(100):
             cases = by_id[check_id].make_inputs(np.random.default_rng(seed))["cases"]
             names = [case.get("case") for case in cases]
-            assert [checks.FOLD_SPECIAL[kind] for kind in kinds] == names[4:], (check_id, seed)
+            specials = names[4:4 + len(kinds)]
+            assert [checks.FOLD_SPECIAL[kind] for kind in kinds] == specials, (check_id, seed)
             for kind, case in zip(kinds, cases[4:]):
                 ops = [step[0] for step in case["program"]["steps"]]
                 if kind == "float32":
@@ -118,6 +124,54 @@ def test_every_fold_check_runs_its_other_classes_whatever_the_seed():
                     assert "scale" not in ops
                 else:
                     assert {"compare": "select"}.get(kind, kind) in ops
+
+
+def _fold_facts(case) -> set[str]:
+    """The features (checks.FOLD_FEATURES) the jaxpr the probe hands fold_constants holds, read
+    off that jaxpr itself."""
+    consts = [np.asarray(c) for c in case["consts"]]
+    lits = [np.float64(v) for v in case.get("lits", [])]
+    f = programs.build(case["program"], programs.ours())
+    jaxpr = probes._with_literals(make_jaxpr(f)(*consts, np.asarray(case["x"]), *lits).jaxpr,
+                                  len(consts), lits)
+    constant = set(jaxpr.constvars)
+    folded, kept = set(), []
+    for eqn in jaxpr.eqns:
+        if all(isinstance(a, Lit) or a in constant for a in eqn.inputs):
+            constant.update(eqn.out_binders)
+            folded.update(eqn.out_binders)
+        else:
+            kept.append(eqn)
+    read = [a for eqn in kept for a in eqn.inputs]
+    facts = set()
+    if any(all(isinstance(a, Lit) for a in eqn.inputs) for eqn in jaxpr.eqns):
+        facts.add("literal_only")
+    if any(a in folded and a.aval.shape == () for a in read) and any(
+            v.aval.shape == () for v in jaxpr.constvars):
+        facts.add("scalar")
+    if any(a in jaxpr.constvars for a in read) and any(a in folded for a in read):
+        facts.add("both_kinds")
+    if any(a in jaxpr.constvars for a in jaxpr.outs):
+        facts.add("const_out")
+    repeats = [e for e in jaxpr.eqns if len(e.inputs) == 2 and e.inputs[0] is e.inputs[1]]
+    if any(e in kept for e in repeats) and any(e not in kept for e in repeats):
+        facts.add("repeated")
+    return facts
+
+
+def test_every_fold_feature_is_in_the_jaxpr_of_its_case_whatever_the_seed():
+    """The program features of constant folding a case names (checks.FOLD_FEATURES: literal-only
+    equations, rank-0 folded values, both kinds of constvars kept, a constant returned, a
+    variable read twice) are in the jaxpr its probe stages, under every seed."""
+    for check in (c for c in checks.CHECKS if c.task == "ps4.fold_constants"):
+        for seed in range(8):
+            drawn = set()
+            for case in check.make_inputs(np.random.default_rng(seed))["cases"]:
+                named = {k for k, name in checks.FOLD_FEATURES.items()
+                         if name in case.get("classes", [""])[0]}
+                assert named <= _fold_facts(case), (check.id, seed, case["classes"])
+                drawn |= named
+            assert drawn, check.id
 
 
 def test_release_is_not_stale():

@@ -8,8 +8,9 @@ from autograder.assignments.ps4_core import checks, mutants, reproduce
 ASSIGNMENT = contract.build(
     "ps4_core", checks=checks, reproduce=reproduce,
     root=Path(__file__).resolve().parents[3],
-    wrong=contract.wrong_solutions(mutants.MUTANTS, mutants.TASK, built="edit"),
-    correct=contract.alternatives(mutants.ALTERNATIVES),
+    wrong={**contract.wrong_solutions(mutants.MUTANTS, mutants.TASK, built="edit"),
+           **contract.wrong_solutions(mutants.BLIND, mutants.BLIND_TASK, built="written")},
+    correct=contract.alternatives({**mutants.ALTERNATIVES, **mutants.BLIND_ALTERNATIVES}),
     untouched_says="NotImplementedError",
     untouched_visible_errors=("NotImplementedError", "AssertionError"),
     wrong_cells_run=True,

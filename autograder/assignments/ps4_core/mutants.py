@@ -6,11 +6,15 @@ would have written it (no solution markers) with one mistake edited in, so mutan
 source when it changes; an edit that no longer applies fails loudly. ``TASK[name]`` is the task
 that must lose points. ``ALTERNATIVES`` are correct solutions written differently from the
 reference, same format; each must earn every point. ``DEMO``: the mutants the demo class hands in.
+``BLIND``, ``BLIND_TASK`` and ``BLIND_ALTERNATIVES``: the same, for the blind set of 2026-12-07
+(``blind_2026_12_07.yml``), written whole by an author who never read the checks.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import yaml
 
 from autograder.assignments import edits
 
@@ -285,3 +289,18 @@ def fold_constants(jaxpr, consts):
 '''},
     }.items()
 }
+
+
+def _blind(path: Path) -> tuple[dict, dict, dict]:
+    """The blind set's wrong solutions (name -> (description, cells)), their tasks, and its
+    alternatives, from the file its cells were copied into verbatim."""
+    found = yaml.safe_load(path.read_text(encoding="utf-8"))
+    wrong = {f"blind_{name}": (w["description"], {w["cell"]: w["source"]})
+             for name, w in found["wrong"].items()}
+    tasks = {f"blind_{name}": w["task"] for name, w in found["wrong"].items()}
+    correct = {f"blind_{name}": (a["description"], {a["cell"]: a["source"]})
+               for name, a in found["alternatives"].items()}
+    return wrong, tasks, correct
+
+
+BLIND, BLIND_TASK, BLIND_ALTERNATIVES = _blind(Path(__file__).with_name("blind_2026_12_07.yml"))

@@ -34,6 +34,9 @@ def _sum_back(x):
 
 def _pair(lib):
     def pair(a, b):
+        # A dead equation in every body: a pass that prunes the nested jaxpr of the argument in
+        # place (instead of into a new one) changes it, and the probes compare it deeply.
+        lib["neg"](b)
         return lib["mul"](lib["sin"](a), b), lib["add"](a, lib["cos"](b))
 
     return pair
@@ -46,18 +49,23 @@ def _other_pair(lib):
     return pair
 
 
-_ours_pair = _pair({"sin": core.sin, "cos": core.cos, "add": core.add, "mul": core.mul})
-_ours_jit = jit(_ours_pair)
+_ELEMENTARY = {"sin": core.sin, "cos": core.cos, "neg": core.neg, "add": core.add,
+               "mul": core.mul}
+_ours_pair = _pair(_ELEMENTARY)
 
 
 def _ours_cond(a, b):
     pred = core.greater(core.reduce_sum(a), 0.0)
-    return cond(pred, _other_pair({"add": core.add, "mul": core.mul}), _ours_pair, a, b)
+    return cond(pred, _other_pair(_ELEMENTARY), _ours_pair, a, b)
 
 
-OURS = {"sin": core.sin, "cos": core.cos, "neg": core.neg, "add": core.add, "mul": core.mul,
-        "scale": lambda x: x * 2.0, "sum_back": _sum_back, "jit2": _ours_jit,
-        "cond2": _ours_cond, "greater": core.greater, "less": core.less, "select": select}
+def ours() -> dict:
+    """The course core's operations. A fresh ``jit`` each time: the core's jit keeps the jaxpr it
+    staged, so a pass that rewrote that jaxpr in place would otherwise hand its change on to the
+    next case (and, in the tests' in-process grading, to the next notebook)."""
+    return {**_ELEMENTARY, "scale": lambda x: x * 2.0, "sum_back": _sum_back,
+            "jit2": jit(_ours_pair), "cond2": _ours_cond, "greater": core.greater,
+            "less": core.less, "select": select}
 
 
 @functools.cache  # one jax.jit of the pair, so that its compilations are cached
@@ -149,7 +157,7 @@ def _step(rng, n_vals, pool=None, second=None, ops=UNARY + BINARY):
 
 
 def draw_dead_code(rng: np.random.Generator, n_args: int, *, chains: bool,
-                   signature: bool = False) -> dict:
+                   signature: bool = False, dead_const: bool = False) -> dict:
     """Steps over ``n_args - 1`` inputs and a closed-over constant (the last argument), some of
     which no output needs; with ``chains``, dead values feed other dead ones.
 
@@ -159,6 +167,9 @@ def draw_dead_code(rng: np.random.Generator, n_args: int, *, chains: bool,
     the values that do not depend on the unused input, one of them on the constant (through a
     last step reading another kept one, so that kept equations depend on each other). Without it,
     which arguments the outputs need is left to chance.
+
+    With ``dead_const`` (and ``chains``, not ``signature``), the constant is read by the dead
+    chain's first step alone: after the pass no equation reads it, and it stays a constvar.
 
     Every step reads an input or a value computed from one: an operation on the constant alone
     is computed while tracing by the course's core (not staged), while JAX stages it.
@@ -172,13 +183,18 @@ def draw_dead_code(rng: np.random.Generator, n_args: int, *, chains: bool,
         live = [k for k in inputs if k != unused]
         steps.append([BINARY[int(rng.integers(len(BINARY)))], int(rng.choice(live)), const[0]])
         n += 1
+    live_const = None if dead_const else const
     for _ in range(int(rng.integers(3, 7)) - len(steps)):
-        steps.append(_step(rng, n, pool=[k for k in range(n) if k not in const], second=const))
+        steps.append(_step(rng, n, pool=[k for k in range(n) if k not in const],
+                           second=live_const))
         n += 1
     if chains:
         # A dead chain: each step reads the one before, and no output reads the last.
         start = n
-        steps.append(_step(rng, n, pool=[k for k in range(n) if k not in const], second=const))
+        steps.append([BINARY[int(rng.integers(2))],
+                      int(rng.choice([k for k in range(n) if k not in const])), const[0]]
+                     if dead_const else
+                     _step(rng, n, pool=[k for k in range(n) if k not in const], second=const))
         n += 1
         for _ in range(int(rng.integers(2, 4))):
             steps.append([["sin", "cos", "neg", "scale"][int(rng.integers(4))], n - 1])
@@ -205,33 +221,81 @@ def draw_dead_code(rng: np.random.Generator, n_args: int, *, chains: bool,
 
 
 def draw_foldable(rng: np.random.Generator, n_consts: int, *, literals: bool,
-                  folded_out: bool | None = None, ops=UNARY + BINARY) -> dict:
-    """Steps over constants (the first ``n_consts`` arguments) and one input (the last), so that
-    some steps depend only on constants; with ``literals``, constants also meet the literal 2.0
-    (at least once). With ``folded_out``, a constant-only value is also an output; with False,
-    only the last (kept) value is; with None, chance decides. ``ops``: what a random step
-    applies (without ``scale`` and ``literals``, the program has no literal)."""
-    n_args = n_consts + 1
+                  folded_out: bool | None = None, ops=UNARY + BINARY, literal_only=False,
+                  scalar=False, both_kinds=False, const_out=False, repeated=False) -> dict:
+    """Steps over constants (the first ``n_consts`` arguments), one input (the next) and, with
+    ``literal_only``, two scalar literals (the last two: the probe writes them into the jaxpr as
+    ``Lit``s, the grader's JAX closes over them as NumPy scalars, which it stages as literals),
+    so that some steps depend only on constants. ``ops``: what a random step applies (without
+    ``scale`` and ``literals``, the program has no literal). Every feature asked for is always
+    drawn, so a class of program is never left to chance:
+
+    - ``literals``: constants meet the literal 2.0 (``scale``, at least once);
+    - ``literal_only``: an equation whose inputs are all literals (both the same, half the time),
+      its rank-0 result read by a kept equation;
+    - ``scalar``: the first constant has rank 0 (``"const_ranks"``), and a rank-0 value folded
+      from it is read by a kept equation;
+    - ``both_kinds``: a kept equation reads an original constant as it is and another a folded
+      result, so that both kinds of constvars survive at once;
+    - ``folded_out``: a folded value is also an output (None: chance decides); ``const_out``: an
+      original constant is an output as it is;
+    - ``repeated``: a folded equation and a kept one each read one variable twice.
+
+    Always: transitive folding, an equation with params (``sum_back``) folded, a kept equation.
+    ``"const_ranks"`` and ``"n_lits"`` tell the grader what to draw.
+    """
+    x = n_consts
+    lits = [n_consts + 1, n_consts + 2] if literal_only else []
+    n = n_consts + 1 + len(lits)
+    ranks = [0 if scalar and k == 0 else 1 for k in range(n_consts)] + [1] + [0] * len(lits)
     steps: list = []
-    n = n_args
-    n_const_steps = int(rng.integers(2, 5))
+
+    def add(step):
+        nonlocal n
+        steps.append(step)
+        ranks.append(max(ranks[i] for i in step[1:]))
+        n += 1
+        return n - 1
+
+    constant = list(range(n_consts))
+    lit_value = None
+    if literal_only:  # never scale: NumPy would compute 2.0 * a NumPy scalar, JAX stage nothing
+        if rng.random() < 0.5:
+            lit_value = add([("sin", "cos", "neg")[int(rng.integers(3))], lits[0]])
+        else:
+            lit_value = add([BINARY[int(rng.integers(2))], lits[0], lits[int(rng.integers(2))]])
+        constant.append(lit_value)
+    scalar_value = add([("sin", "cos", "neg")[int(rng.integers(3))], 0]) if scalar else None
+    if scalar_value is not None:
+        constant.append(scalar_value)
+    n_const_steps = int(rng.integers(3 if repeated else 2, 5))  # three places, if repeated
     with_literal = int(rng.integers(n_const_steps))
     with_params = (with_literal + 1) % n_const_steps  # always one equation with params, folded
+    with_repeat = (with_literal + 2) % n_const_steps if repeated else None
     for k in range(n_const_steps):  # constant-only steps first, then mixed ones
-        step = _step(rng, n, pool=[k for k in range(n) if k != n_consts], ops=ops)
-        if k == with_params:
-            step = ["sum_back", step[1]]
+        step = _step(rng, n, pool=constant, ops=ops)
+        vectors = [i for i in constant if ranks[i] == 1]
+        if k == with_params and vectors:
+            step = ["sum_back", int(rng.choice(vectors))]
+        elif k == with_repeat:
+            step = [BINARY[int(rng.integers(2))], step[1], step[1]]
         elif literals and (k == with_literal or rng.random() < 0.5):
             step = ["scale", step[1]]
-        steps.append(step)
-        n += 1
+        constant.append(add(step))
+    folded = [k for k in constant if k >= n_consts]
     for _ in range(int(rng.integers(2, 5))):
-        steps.append(_step(rng, n, ops=ops))
-        n += 1
-    steps.append(["mul", n_consts, int(rng.integers(n_args, n))])  # at least one kept equation
-    n += 1
-    const_outs = [k for k in range(n_args, n_args + 2)]
+        add(_step(rng, n, pool=[k for k in range(n) if k not in lits], ops=ops))
+    last = add(["mul", x, int(rng.integers(n_consts + 1 + len(lits), n))])  # a kept equation
+    for reads in ([lit_value] if literal_only else []) + ([scalar_value] if scalar else []):
+        last = add([BINARY[int(rng.integers(2))], reads, last])
+    if both_kinds:
+        last = add([BINARY[int(rng.integers(2))], int(rng.integers(n_consts)), last])
+        last = add([BINARY[int(rng.integers(2))], last, int(rng.choice(folded))])
+    if repeated:
+        last = add([BINARY[int(rng.integers(2))], last, last])
     if folded_out is None:
         folded_out = bool(rng.random() < 0.5)
-    outs = [n - 1] + [int(rng.choice(const_outs))] * int(folded_out)
-    return {"steps": steps, "outs": outs}
+    outs = ([last] + [int(rng.choice(folded))] * int(folded_out)
+            + [int(rng.integers(n_consts))] * int(const_out))
+    return {"steps": steps, "outs": outs, "const_ranks": ranks[:n_consts],
+            "n_lits": len(lits)}

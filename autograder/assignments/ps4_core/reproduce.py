@@ -288,8 +288,8 @@ def _direct(check_id: str) -> str:
     rows = []
     for x_shape, shape, axes in BROADCASTS[check_id]:
         ct = _draw(rng, shape)
-        (want,) = checks.expect_broadcast_direct({"shape": list(shape), "axes": list(axes),
-                                                  "x": np.zeros(x_shape), "ct": ct})
+        want = checks.expect_broadcast_direct({"shape": list(shape), "axes": list(axes),
+                                               "x": np.zeros(x_shape), "ct": ct})["cts"][0]["value"]
         rows.append(f"    ({x_shape!r}, {shape!r}, {axes!r},\n     {_lit(ct, 5)},\n"
                     f"     {_lit(want, 5)}),\n")
     return _fill(DIRECT, check_id, cases="".join(rows))
