@@ -17,14 +17,20 @@ from autograder.text import clean_text
 
 def _grade(args: argparse.Namespace) -> int:
     from autograder.grade.grading import grade
+    from autograder.grade.stopping import become_subreaper
 
+    # A worker's fork server or resource tracker whose worker died first comes to this process,
+    # not pid 1, so that an interrupted run can kill it (autograder.grade.stopping).
+    become_subreaper()
     limits = Limits(cell_timeout_s=args.cell_timeout, notebook_timeout_s=args.notebook_timeout,
                     memory_mb=args.memory_mb, namespaces=not args.no_namespaces,
                     cell_policy=not args.no_cell_policy)
     run = grade(assignment=args.assignment, submitted=args.submitted, out=args.out,
                 workers=args.workers, db_url=args.db, root=args.root, package=args.package,
                 seed=args.seed, limits=limits, progress=not args.no_progress, dask=args.dask,
-                students=args.student, lang=args.lang)
+                students=args.student, lang=args.lang, regrade_all=args.regrade_all)
+    if run.interrupted is not None:
+        return 128 + run.interrupted
     if run.grader_failed_all:
         first = clean_text(next(iter(run.grader_failures.values())), 300)
         print(f"error: every submission ({len(run.details)}) failed for a grader-side reason, "
@@ -93,7 +99,10 @@ def parser() -> argparse.ArgumentParser:
                f"some of them errors); 2 on a usage error; {GRADER_FAILED_EXIT} when every "
                f"submission failed for a grader-side reason (its worker failed, or every check "
                f"was an error of the grader's, such as inputs that are not plain data): the "
-               f"grader needs fixing. The outputs are written in every case.")
+               f"grader needs fixing. The outputs are written in every case. Each student's "
+               f"results are written as they are graded: Ctrl-C or SIGTERM stops the run "
+               f"(exit 130 or 143) and keeps them, and the same command again grades only "
+               f"the rest.")
     g.add_argument("assignment")
     g.add_argument("submitted", type=Path, help="SUBMITTED/<student>/<assignment>/*.ipynb")
     g.add_argument("--out", type=Path, required=True)
@@ -120,6 +129,9 @@ def parser() -> argparse.ArgumentParser:
                    help="grade only this student (repeatable) and merge into the class in OUT")
     g.add_argument("--lang", choices=LANGS, default="en",
                    help="language of the feedback pages and the summary (grades are the same)")
+    g.add_argument("--regrade-all", action="store_true",
+                   help="grade every submission again, even those whose results in OUT are for "
+                        "the same notebook, timestamp and settings (kept otherwise)")
     g.set_defaults(func=_grade)
     r = sub.add_parser("release", help="regenerate assignments/ from solutions/",
                        description="Release the named assignments (solutions/NAME/NAME.md -> "
