@@ -14,6 +14,8 @@ from autograder.limits import Limits, UsageError
 from autograder.results import GRADER_FAILED_EXIT
 from autograder.text import clean_text
 
+FEEDBACK_DIRECTORY = Path("_build/nbgrader/feedback")  # nbgrader_config.py's feedback_directory
+
 
 def _grade(args: argparse.Namespace) -> int:
     from autograder.grade.grading import grade
@@ -78,6 +80,21 @@ def _export(args: argparse.Namespace) -> int:
         args.dest.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def _feedback(args: argparse.Namespace) -> int:
+    from autograder.instructor.handback import lay_out
+
+    release = args.root / "assignments" / args.assignment / f"{args.assignment}.ipynb"
+    if not release.is_file():
+        raise UsageError(f"release notebook {release} not found (run `release` first)")
+    # The course's nbgrader_config.py sets this feedback_directory.
+    dest = args.dest or args.root / FEEDBACK_DIRECTORY
+    done = lay_out(assignment=args.assignment, notebook=release.name, submitted=args.submitted,
+                   graded=args.graded, dest=dest)
+    print(f"feedback of {len(done)} students laid out in {dest}/<student>/{args.assignment}/; "
+          f"hand it back with `nbgrader release_feedback {args.assignment}`")
     return 0
 
 
@@ -164,6 +181,19 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--roster", type=Path, default=None,
                    help="canvas: a gradebook CSV exported from Canvas, to match students")
     e.set_defaults(func=_export)
+    f = sub.add_parser("feedback", help="lay the feedback pages out for nbgrader release_feedback",
+                       description="Copy OUT/feedback/<student>.html to <nbgrader's "
+                                   "feedback folder>/<student>/ASSIGNMENT/ASSIGNMENT.html with the "
+                                   "submission's timestamp.txt and submission_secret.txt, the "
+                                   "layout `nbgrader release_feedback` sends from.")
+    f.add_argument("assignment")
+    f.add_argument("submitted", type=Path, help="SUBMITTED/<student>/<assignment>/ (as graded)")
+    f.add_argument("graded", type=Path, help="the OUT folder of a `grade` run")
+    f.add_argument("--root", type=Path, default=Path("."), help="course root")
+    f.add_argument("--dest", type=Path, default=None,
+                   help="nbgrader's feedback folder (default: the course's, "
+                        "ROOT/_build/nbgrader/feedback)")
+    f.set_defaults(func=_feedback)
     b = sub.add_parser("gradescope", help="build a Gradescope autograder bundle (.zip)")
     b.add_argument("assignment")
     b.add_argument("--out", type=Path, required=True, help="the .zip to write")

@@ -109,11 +109,9 @@ class ResultsFile(TypedDict):
     submitted_at: NotRequired[str]  # timestamp.txt's time, ISO, UTC (absent: unreadable)
     timestamp_problem: NotRequired[str]  # why timestamp.txt could not be read
     # Written by autograder.grade.grading since results are kept between runs
-    # (autograder.grade.resume): the grades.csv row's status and message, and what the grade
-    # depends on (None: nothing to hash, graded again next time).
+    # (autograder.grade.resume): the grades.csv row's status and message.
     status: NotRequired[StudentStatus]
     message: NotRequired[str]
-    digest: NotRequired[str | None]
 
 
 class ClassResult(ResultsFile):

@@ -244,8 +244,9 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
                 found = _run_pool(config, to_grade, workers, progress, on_result=on_result,
                                   retried=retried)
             if to_grade:
+                # A detail the pool or cluster returned without reporting it (or replaced).
                 for sid, detail in found.items():
-                    if sid not in fresh:
+                    if details.get(sid) is not detail:
                         on_result(sid, detail)
     except stopping.Interrupted as stop:
         interrupted = stop
@@ -323,13 +324,19 @@ def _record_student(out: Path, spec: Assignment, assignment: str, package: str,
                                                   submitted / student_id / assignment))
     detail["tests_by_check"] = detail["tests"]
     status, message = detail["status"], _row_message(detail, tests)
-    result = dict(result, status=status, message=message, digest=digest)
+    result = dict(result, status=status, message=message)
+    resume.forget(out, student_id)
     try:
         _write_student(out, spec, assignment, package, student_id, result, detail, lang)
+        resume.remember(out, student_id, digest)
     except Exception as err:  # noqa: BLE001 - one student's files must not stop the class
         status = StudentStatus.ERROR
         message = f"{RECORD_FAILED} ({type(err).__name__}: {clean_text(str(err), 300)})"
         result.update(status=status, message=message)
+        # Its results file still says what was graded; its status (a grader's failure) has the
+        # next run grade the student again (resume.kept).
+        with contextlib.suppress(Exception):
+            record.write_results(out, result, record.safe_filename(student_id))
     return _row(result), dict(result, tests_by_check=detail["tests"])
 
 

@@ -116,8 +116,9 @@ def lateness(policy: Policy, folder: Path) -> dict:
     if when is None:
         # Graded as on time, and listed (summary, the run's output): an instructor can check a
         # missing stamp; a student cannot fix it.
+        shown = "no timestamp.txt" if text is None else f"timestamp.txt unreadable ({text!r})"
         why = "no timestamp.txt" if text is None else f"timestamp.txt unreadable: {why}"
-        return {"late_days": 0, "late_penalty": 0.0, "late_note": f"{why}: graded as on time",
+        return {"late_days": 0, "late_penalty": 0.0, "late_note": f"{shown}: graded as on time",
                 "timestamp_problem": why, **due}
     due["submitted_at"] = _utc(when)
     seconds = (when - policy.due).total_seconds()

@@ -3,9 +3,10 @@ ever half-written.
 
 Each results/<student>.json is written as soon as that student is graded, by ``write_atomic``
 (a temporary file in the same folder, then ``os.replace``), feedback page first, results file
-last: a results file on disk always comes with its feedback. It records ``digest``: a hash of
-everything its grade depends on (the notebook's bytes, its timestamp.txt, the student's late
-policy, the release notebook, the checks' and probes' source, the course secret, the limits).
+last, then ``OUT/.resume/<student>.sha256``: a hash of everything its grade depends on (the notebook's bytes, its timestamp.txt, the student's late
+policy, the release notebook, the checks' and probes' source, the course secret, the limits), kept
+beside the results file, not in it, so that the results stay what they were (byte-identical for
+the same code, whatever the notebook's language or layout).
 A later ``grade`` keeps a result whose digest is what it would compute now and grades the rest;
 ``--regrade-all`` keeps none.
 """
@@ -91,13 +92,33 @@ def kept(out: Path, spec: Assignment, student_id: str, digest: str | None) -> Cl
     notebook and everything else its grade depends on, and not a failure of the grader's."""
     if digest is None:
         return None
+    try:
+        stored = _digest_path(out, student_id).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
     result = read(out, spec, student_id)
-    if result is None or result.get("digest") != digest:
+    if result is None or stored != digest:
         return None
     if result.get("status") == StudentStatus.ERROR and str(
             result.get("message", "")).startswith(GRADER_ERRORS):
         return None
     return result
+
+
+def _digest_path(out: Path, student_id: str) -> Path:
+    return out / ".resume" / f"{record.safe_filename(student_id)}.sha256"
+
+
+def forget(out: Path, student_id: str) -> None:
+    """Before a student's files are rewritten: none of them may be kept until all are."""
+    _digest_path(out, student_id).unlink(missing_ok=True)
+
+
+def remember(out: Path, student_id: str, digest: str | None) -> None:
+    """After a student's files are written: what a later run compares (None: nothing)."""
+    if digest is not None:
+        _digest_path(out, student_id).parent.mkdir(exist_ok=True)
+        write_atomic(_digest_path(out, student_id), digest + "\n")
 
 
 def read(out: Path, spec: Assignment, student_id: str) -> ClassResult | None:
