@@ -14,17 +14,25 @@ from autograder.limits import Limits, UsageError
 from autograder.results import GRADER_FAILED_EXIT
 from autograder.text import clean_text
 
+FEEDBACK_DIRECTORY = Path("_build/nbgrader/feedback")  # nbgrader_config.py's feedback_directory
+
 
 def _grade(args: argparse.Namespace) -> int:
     from autograder.grade.grading import grade
+    from autograder.grade.stopping import become_subreaper
 
+    # A worker's fork server or resource tracker whose worker died first comes to this process,
+    # not pid 1, so that an interrupted run can kill it (autograder.grade.stopping).
+    become_subreaper()
     limits = Limits(cell_timeout_s=args.cell_timeout, notebook_timeout_s=args.notebook_timeout,
                     memory_mb=args.memory_mb, namespaces=not args.no_namespaces,
                     cell_policy=not args.no_cell_policy)
     run = grade(assignment=args.assignment, submitted=args.submitted, out=args.out,
                 workers=args.workers, db_url=args.db, root=args.root, package=args.package,
                 seed=args.seed, limits=limits, progress=not args.no_progress, dask=args.dask,
-                students=args.student, lang=args.lang)
+                students=args.student, lang=args.lang, regrade_all=args.regrade_all)
+    if run.interrupted is not None:
+        return 128 + run.interrupted
     if run.grader_failed_all:
         first = clean_text(next(iter(run.grader_failures.values())), 300)
         print(f"error: every submission ({len(run.details)}) failed for a grader-side reason, "
@@ -75,6 +83,21 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _feedback(args: argparse.Namespace) -> int:
+    from autograder.instructor.handback import lay_out
+
+    release = args.root / "assignments" / args.assignment / f"{args.assignment}.ipynb"
+    if not release.is_file():
+        raise UsageError(f"release notebook {release} not found (run `release` first)")
+    # The course's nbgrader_config.py sets this feedback_directory.
+    dest = args.dest or args.root / FEEDBACK_DIRECTORY
+    done = lay_out(assignment=args.assignment, notebook=release.name, submitted=args.submitted,
+                   graded=args.graded, dest=dest)
+    print(f"feedback of {len(done)} students laid out in {dest}/<student>/{args.assignment}/; "
+          f"hand it back with `nbgrader release_feedback {args.assignment}`")
+    return 0
+
+
 def _bundle(args: argparse.Namespace) -> int:
     from autograder.instructor.gradescope import build_bundle
 
@@ -93,7 +116,10 @@ def parser() -> argparse.ArgumentParser:
                f"some of them errors); 2 on a usage error; {GRADER_FAILED_EXIT} when every "
                f"submission failed for a grader-side reason (its worker failed, or every check "
                f"was an error of the grader's, such as inputs that are not plain data): the "
-               f"grader needs fixing. The outputs are written in every case.")
+               f"grader needs fixing. The outputs are written in every case. Each student's "
+               f"results are written as they are graded: Ctrl-C or SIGTERM stops the run "
+               f"(exit 130 or 143) and keeps them, and the same command again grades only "
+               f"the rest.")
     g.add_argument("assignment")
     g.add_argument("submitted", type=Path, help="SUBMITTED/<student>/<assignment>/*.ipynb")
     g.add_argument("--out", type=Path, required=True)
@@ -120,6 +146,9 @@ def parser() -> argparse.ArgumentParser:
                    help="grade only this student (repeatable) and merge into the class in OUT")
     g.add_argument("--lang", choices=LANGS, default="en",
                    help="language of the feedback pages and the summary (grades are the same)")
+    g.add_argument("--regrade-all", action="store_true",
+                   help="grade every submission again, even those whose results in OUT are for "
+                        "the same notebook, timestamp and settings (kept otherwise)")
     g.set_defaults(func=_grade)
     r = sub.add_parser("release", help="regenerate assignments/ from solutions/",
                        description="Release the named assignments (solutions/NAME/NAME.md -> "
@@ -152,6 +181,19 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--roster", type=Path, default=None,
                    help="canvas: a gradebook CSV exported from Canvas, to match students")
     e.set_defaults(func=_export)
+    f = sub.add_parser("feedback", help="lay the feedback pages out for nbgrader release_feedback",
+                       description="Copy OUT/feedback/<student>.html to <nbgrader's "
+                                   "feedback folder>/<student>/ASSIGNMENT/ASSIGNMENT.html with the "
+                                   "submission's timestamp.txt and submission_secret.txt, the "
+                                   "layout `nbgrader release_feedback` sends from.")
+    f.add_argument("assignment")
+    f.add_argument("submitted", type=Path, help="SUBMITTED/<student>/<assignment>/ (as graded)")
+    f.add_argument("graded", type=Path, help="the OUT folder of a `grade` run")
+    f.add_argument("--root", type=Path, default=Path("."), help="course root")
+    f.add_argument("--dest", type=Path, default=None,
+                   help="nbgrader's feedback folder (default: the course's, "
+                        "ROOT/_build/nbgrader/feedback)")
+    f.set_defaults(func=_feedback)
     b = sub.add_parser("gradescope", help="build a Gradescope autograder bundle (.zip)")
     b.add_argument("assignment")
     b.add_argument("--out", type=Path, required=True, help="the .zip to write")

@@ -34,6 +34,7 @@ class StudentStatus(enum.StrEnum):
 
     GRADED = "graded"
     ERROR = "error"  # no grade: the file, the worker or the records failed (``message`` says why)
+    MISSING = "missing"  # nothing handed in: on the roster, or no <assignment>/ folder; score 0
 
 
 # How the grader's own failures begin their messages (a submission's, or a check's, also behind
@@ -92,7 +93,7 @@ class StudentResult(TypedDict):
 class ResultsFile(TypedDict):
     """results/<student>.json. Built by autograder.grade.record.results_json (and
     autograder.grade.late.apply where a late policy applies), written by record.write_results;
-    read by feedback, summary, classdir.merge (``grade --student``) and exports."""
+    read by feedback, summary, resume.read (a rerun, ``grade --student``) and exports."""
 
     student_id: str
     assignment: str
@@ -104,12 +105,20 @@ class ResultsFile(TypedDict):
     late_days: NotRequired[int]
     late_penalty: NotRequired[float]
     late_note: NotRequired[str]
+    due: NotRequired[str]  # the student's due date (an extension's), ISO, UTC
+    submitted_at: NotRequired[str]  # timestamp.txt's time, ISO, UTC (absent: unreadable)
+    timestamp_problem: NotRequired[str]  # why timestamp.txt could not be read
+    # Written by autograder.grade.grading since results are kept between runs
+    # (autograder.grade.resume): the grades.csv row's status and message.
+    status: NotRequired[StudentStatus]
+    message: NotRequired[str]
 
 
 class ClassResult(ResultsFile):
     """A ``ResultsFile`` with its checks by id, as the main process hands a class to
-    record.write_gradebook and summary (built by grading.grade and classdir.merge, whose
-    fallback for a student without a results file has no ``assignment`` and no ``tests``)."""
+    record.write_gradebook and summary (built by grading.grade, resume.read and
+    classdir.keep_old, whose fallback for a student without a results file has no
+    ``assignment`` and no ``tests``)."""
 
     tests_by_check: dict[str, CheckResult]
 
@@ -117,7 +126,7 @@ class ClassResult(ResultsFile):
 class GradeRow(TypedDict):
     """A grades.csv row (record.CSV_FIELDS, then record.LATE_FIELDS under a late policy). Built
     by autograder.grade.grading.grade, written by record.write_grades_csv; read back (every
-    field as text) by record.read_grades for classdir.merge and exports (Canvas, Gradescope)."""
+    field as text) by record.read_grades for classdir.keep_old and exports (Canvas, Gradescope)."""
 
     student_id: str
     assignment: str

@@ -61,33 +61,32 @@ def pick(jobs: list[tuple], students: list[str], submitted: Path) -> list[tuple]
     return [job for job in jobs if job[0] in picked]
 
 
-def merge(out: Path, spec: Assignment, all_jobs: list[tuple], rows: list[GradeRow],
-          results: list[ClassResult]) -> tuple[list[GradeRow], list[ClassResult]]:
-    """The whole class's rows and results: the regraded ones, and every other student's read
-    back from OUT, in the order a full run writes them (then students no longer in SUBMITTED)."""
-    fresh = {row["student_id"] for row in rows}
-    old_rows = ({r["student_id"]: r for r in read_grades(out)}
-                if (out / "grades.csv").is_file() else {})
-    old_results = {}
-    for path in sorted((out / "results").glob("*.json")):
+def keep_old(out: Path, spec: Assignment, all_jobs: list[tuple], rows: list[GradeRow],
+             results: list[ClassResult]) -> tuple[list[GradeRow], list[ClassResult]]:
+    """``rows`` and ``results`` (the class in SUBMITTED), then the students of the earlier
+    grades.csv in OUT who are no longer in SUBMITTED, as that file had them (``grade
+    --student`` regrades some students without dropping anyone)."""
+    if not (out / "grades.csv").is_file():
+        return rows, results
+    present = {record.valid_text(job[0]) for job in all_jobs}
+    rows, results = list(rows), list(results)
+    for row in read_grades(out):
+        sid = row["student_id"]
+        if sid in present:
+            continue
+        present.add(sid)
+        result = None
+        path = out / "results" / f"{record.safe_filename(sid)}.json"
         try:
             result = json.loads(path.read_text(encoding="utf-8"))
-            old_results[result["student_id"]] = result
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # not one of ours: it has no row to keep
-    merged = {row["student_id"]: (row, result) for row, result in zip(rows, results)}
-    for sid, row in old_rows.items():
-        if sid in fresh:
-            continue
-        result = old_results.get(sid)
-        if result is None:  # its files could not be written last time: the row says so
+        except (OSError, ValueError):
+            pass
+        if not isinstance(result, dict) or result.get("student_id") != sid:
             result = {"student_id": sid, "score": float(row["score"]), "tests": [],
                       "max_score": float(row["max_score"])}
         tests = result.get("tests", [])
         result = dict(result, tests_by_check=({c.id: t for c, t in zip(spec.checks, tests)}
                                               if len(tests) == len(spec.checks) else {}))
-        merged[sid] = (dict(row, score=result["score"], max_score=result["max_score"]), result)
-    order = [record.valid_text(job[0]) for job in all_jobs]
-    order += [sid for sid in old_rows if sid not in set(order)]
-    pairs = [merged[sid] for sid in dict.fromkeys(order) if sid in merged]
-    return [p[0] for p in pairs], [p[1] for p in pairs]
+        rows.append(dict(row, score=result["score"], max_score=result["max_score"]))
+        results.append(result)
+    return rows, results

@@ -27,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import secrets
-import sys
 import tempfile
 import threading
 import time
@@ -82,13 +81,16 @@ def _for_this_machine(config: runner.Config) -> runner.Config:
 
 
 def run_on_dask(config: runner.Config, jobs: list, address: str, *, gpu_checks: frozenset[str],
-                all_checks: frozenset[str], progress: bool) -> dict[str, StudentResult]:
+                all_checks: frozenset[str], progress: bool,
+                on_result=None) -> dict[str, StudentResult]:
     """Grade ``jobs`` (student_id, path or None, problem) on the cluster at ``address``.
 
     Returns the same per-student details as the local pool, plus ``workers``: the addresses that
-    graded each student, and ``gpu_worker`` where GPU checks ran."""
+    graded each student, and ``gpu_worker`` where GPU checks ran; ``on_result(student_id,
+    details)`` is called as each student's tasks are all done."""
     from distributed import Client
-    from tqdm import tqdm
+
+    from autograder.grade.progress import Progress
 
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT)
@@ -135,8 +137,10 @@ def run_on_dask(config: runner.Config, jobs: list, address: str, *, gpu_checks: 
                 futures[future] = (student_id, kind)
                 again[future] = submit
         parts: dict[str, dict[str, StudentResult]] = {}
-        bar = tqdm(total=len(futures), desc="grading (dask)", unit="task", file=sys.stderr,
-                   disable=not progress)
+        bar = Progress(len(futures), desc="grading (dask)", unit="tasks", enabled=progress)
+        tasks_of = {}
+        for student_id, kind in futures.values():
+            tasks_of[student_id] = tasks_of.get(student_id, 0) + 1
         pending = dict(futures)
         resubmitted, idle = 0, 0.0
         while pending:
@@ -154,6 +158,8 @@ def run_on_dask(config: runner.Config, jobs: list, address: str, *, gpu_checks: 
                     parts.setdefault(student_id, {})[kind] = record.submission_error(
                         student_id, CLUSTER_FAILED, err)
                 bar.update(1)
+                if on_result is not None and len(parts[student_id]) == tasks_of[student_id]:
+                    on_result(student_id, _merge(parts[student_id]))
             if done:
                 idle = 0.0
             if idle < _POLL_S:

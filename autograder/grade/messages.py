@@ -96,6 +96,13 @@ EN: dict[str, str] = {
     "summary.student": "Student",
     "summary.why": "Why",
     "summary.none": "None.",
+    "summary.missing": "Students who handed nothing in (score 0)",
+    "summary.off_roster": "Submissions from ids not among nbgrader's students (check for a typo)",
+    "summary.stamps": "Timestamps that could not be read (graded as on time: check them)",
+    "summary.retried": "Graded again after their worker died",
+    "summary.retried_note": ("A worker process that dies (out of memory, killed) takes only the "
+                             "student it was grading; that student is graded once more, alone "
+                             "in a fresh worker, and is an error only if that fails too."),
 }
 
 ZH: dict[str, str] = {
@@ -159,6 +166,12 @@ ZH: dict[str, str] = {
     "summary.student": "学生",
     "summary.why": "原因",
     "summary.none": "无。",
+    "summary.missing": "未提交的学生(记 0 分)",
+    "summary.off_roster": "不在 nbgrader 学生名单中的提交者(请检查学号是否有误)",
+    "summary.stamps": "无法读取的提交时间(按按时提交评分,请核对)",
+    "summary.retried": "工作进程意外退出后重新评分的提交",
+    "summary.retried_note": ("工作进程意外退出(内存耗尽、被终止)时,只影响它当时正在评分的那位学生;"
+                             "这位学生会在一个新的工作进程里单独再评分一次,只有再次失败才记为出错。"),
 }
 
 CATALOGUES = {"en": EN, "zh": ZH}

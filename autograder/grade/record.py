@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import importlib.util
+import io
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import sys
 import threading
 import types
 import warnings
+from datetime import UTC, datetime
 from pathlib import Path
 
 from autograder.results import (
@@ -123,19 +125,24 @@ def results_json(student_id: str, assignment: str, tests: list[CheckResult]) -> 
 
 def write_results(out: Path, result: ResultsFile, name: str | None = None) -> None:
     """``name``: the file's name, ``safe_filename`` of the student's id as found on disk."""
+    from autograder.grade.resume import write_atomic
+
     path = out / "results" / f"{name or safe_filename(result['student_id'])}.json"
-    path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps(result, indent=2) + "\n")
 
 
 def write_grades_csv(out: Path, rows: list[GradeRow], late: bool = False) -> None:
     """``late``: a late policy applies, so the score before the penalty is a column too."""
+    from autograder.grade.resume import write_atomic
+
     fields = (*CSV_FIELDS, *LATE_FIELDS) if late else CSV_FIELDS
-    with open(out / "grades.csv", "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=fields)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: csv_field(row.get(k, "")) if isinstance(row.get(k, ""), str)
-                             else row[k] for k in fields})
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=fields)
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: csv_field(row.get(k, "")) if isinstance(row.get(k, ""), str)
+                         else row[k] for k in fields})
+    write_atomic(out / "grades.csv", text.getvalue())
 
 
 def _gradebook_api():
@@ -158,11 +165,17 @@ def prepare_gradebook(db_url: str) -> threading.Thread:
     ``write_gradebook`` waits for it."""
 
     def work() -> None:
+        from autograder.grade.stopping import shielded
+
         Gradebook, _ = _gradebook_api()
         _venv_on_path()
-        with warnings.catch_warnings():
+        # Ctrl-C is the main process's to handle (autograder.grade.stopping), not alembic's.
+        with warnings.catch_warnings(), shielded():
             warnings.simplefilter("ignore")
-            Gradebook(db_url).close()
+            try:
+                Gradebook(db_url).close()
+            except Exception:  # noqa: BLE001 - write_gradebook opens it again and says why
+                return
 
     thread = threading.Thread(target=work, name="gradebook", daemon=True)
     thread.start()
@@ -191,14 +204,18 @@ def grade_cell_maxima(assignment: Assignment, results: list[ClassResult]) -> dic
 
 
 def write_gradebook(db_url: str, assignment: Assignment, release_cells: list[dict],
-                    results: list[ClassResult], check_cells: dict[str, str]) -> dict[str, str]:
+                    results: list[ClassResult], check_cells: dict[str, str], *,
+                    duedate: datetime | None = None) -> dict[str, str]:
     """Per nbgrader grade cell, the sum of its checks' points, as the cell's auto_score.
 
     The assignment, notebook and grade cells are created from the release notebook's nbgrader
     metadata when absent, so ``nbgrader export`` and the formgrader work on the result; a grade
     cell's maximum is the grader's (``grade_cell_maxima``; the notebook's points for a cell no
     check counts toward). Each student is written on their own: the returned {student id: why}
-    are those that failed, and the others' rows are written all the same.
+    are those that failed, and the others' rows are written all the same. Under a late policy
+    (``duedate``: the assignment's, aware) nbgrader's own late columns are filled: the
+    assignment's due date, each submission's timestamp and extension, its notebook's
+    ``late_submission_penalty`` in points, so that ``nbgrader export`` shows grades.csv's score.
     """
     Gradebook, MissingEntry = _gradebook_api()
     _venv_on_path()
@@ -215,7 +232,7 @@ def write_gradebook(db_url: str, assignment: Assignment, release_cells: list[dic
     with warnings.catch_warnings(), Gradebook(db_url) as gb:
         # nbgrader's add_submission trips SQLAlchemy autoflush warnings; they are harmless.
         warnings.simplefilter("ignore")
-        gb.update_or_create_assignment(assignment.name)
+        gb.update_or_create_assignment(assignment.name, duedate=_naive_utc(duedate))
         try:
             gb.find_notebook(notebook, assignment.name)
         except MissingEntry:
@@ -228,12 +245,41 @@ def write_gradebook(db_url: str, assignment: Assignment, release_cells: list[dic
             try:
                 _gradebook_row(gb, MissingEntry, assignment.name, notebook, grade_cells,
                                result, check_cells)
+                _late_columns(gb, assignment.name, notebook, result, duedate)
             except Exception as err:  # noqa: BLE001 - one student's row must not stop the class
                 gb.db.rollback()
                 failed[result["student_id"]] = (
                     f"{GRADEBOOK_FAILED} ({type(err).__name__}: "
                     f"{clean_text(str(err), 300)})")
     return failed
+
+
+def roster(db_url: str) -> list[str]:
+    """The ids of nbgrader's students (its gradebook), sorted; [] when it has none."""
+    Gradebook, _ = _gradebook_api()
+    _venv_on_path()
+    with warnings.catch_warnings(), Gradebook(db_url) as gb:
+        warnings.simplefilter("ignore")
+        return sorted(student.id for student in gb.students)
+
+
+def _naive_utc(when: datetime | None) -> datetime | None:
+    """nbgrader keeps times as naive UTC."""
+    return None if when is None else when.astimezone(UTC).replace(tzinfo=None)
+
+
+def _late_columns(gb, name: str, notebook: str, result: ClassResult,
+                  duedate: datetime | None) -> None:
+    submission = gb.find_submission(name, result["student_id"])
+    stamp = result.get("submitted_at")
+    submission.timestamp = _naive_utc(datetime.fromisoformat(stamp)) if stamp else None
+    due = result.get("due")
+    extension = (datetime.fromisoformat(due) - duedate) if due and duedate else None
+    submission.extension = extension if extension else None
+    raw = result.get("raw_score", result["score"])
+    gb.find_submission_notebook(notebook, name, result["student_id"]).late_submission_penalty = (
+        round(float(raw) - float(result["score"]), 6))
+    gb.db.commit()
 
 
 def _gradebook_row(gb, MissingEntry, name: str, notebook: str, grade_cells: dict,

@@ -48,9 +48,13 @@ def _chart(counts: list[tuple[str, int]], students: int, title: str, lang: str =
 
 
 def render(assignment: Assignment, results: list[ClassResult], rows: list[GradeRow], *,
-           lang: str = "en") -> str:
+           lang: str = "en", retried: dict[str, str] | None = None,
+           missing: list[GradeRow] | None = None, off_roster: list[str] | None = None) -> str:
     """``results``: each student's results JSON plus ``tests_by_check``; ``rows``: grades.csv's;
-    ``lang``: the page's language (autograder.grade.messages)."""
+    ``lang``: the page's language (autograder.grade.messages); ``retried``: the students graded
+    again after their worker died (student id -> what the first attempt raised); ``missing``:
+    the rows of students who handed nothing in; ``off_roster``: ids not among nbgrader's
+    students."""
     lang = check_lang(lang)
     graded = [r for r, row in zip(results, rows) if row["status"] != StudentStatus.ERROR]
     scores = sorted(r["score"] for r in graded)
@@ -126,8 +130,30 @@ def render(assignment: Assignment, results: list[ClassResult], rows: list[GradeR
         parts.append("</table>")
     else:
         parts.append(f"<p>{text(lang, 'summary.none')}</p>")
+    parts.append(f"<h2>{text(lang, 'summary.missing')}</h2>")
+    parts.append(_pairs([(r["student_id"], r["message"]) for r in missing or []], lang))
+    if off_roster:
+        parts.append(f"<h2>{text(lang, 'summary.off_roster')}</h2>")
+        parts.append(f"<p>{_esc(', '.join(off_roster), 4000)}</p>")
+    if any("due" in r for r in results):
+        parts.append(f"<h2>{text(lang, 'summary.stamps')}</h2>")
+        parts.append(_pairs([(r["student_id"], r["timestamp_problem"]) for r in results
+                             if r.get("timestamp_problem")], lang))
+    parts.append(f"<h2>{text(lang, 'summary.retried')}</h2>")
+    parts.append(f"<p class='muted'>{text(lang, 'summary.retried_note')}</p>")
+    parts.append(_pairs(sorted((retried or {}).items()), lang))
     parts.append("</body></html>\n")
     return "\n".join(parts)
+
+
+def _pairs(items: list[tuple[str, str]], lang: str) -> str:
+    """A table of (student, why), or "None."."""
+    if not items:
+        return f"<p>{text(lang, 'summary.none')}</p>"
+    rows = [(f"<table><tr><th>{text(lang, 'summary.student')}</th>"
+             f"<th>{text(lang, 'summary.why')}</th></tr>")]
+    rows += [f"<tr><td>{_esc(who)}</td><td>{_esc(why)}</td></tr>" for who, why in items]
+    return "\n".join(rows + ["</table>"])
 
 
 # How a failed check's message shows why (autograder.worker.runner.TIME_ERROR,

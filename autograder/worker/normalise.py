@@ -66,9 +66,35 @@ def read_release(path: Path) -> list[dict]:
     return [dict(c, source=_source(c)) for c in cells]
 
 
-def normalise(data: bytes, release: list[dict]) -> Notebook:
+def grade_ids(cells: list) -> set[str]:
+    """The nbgrader grade ids of a notebook's cells (of any cells: a student's file is data)."""
+    ids = set()
+    for cell in cells:
+        grade_id = nbgrader_meta(cell).get("grade_id") if isinstance(cell, dict) else None
+        if isinstance(grade_id, str) and grade_id:
+            ids.add(grade_id)
+    return ids
+
+
+def foreign(cells: list, release: list[dict], others: dict[str, frozenset[str]]) -> str | None:
+    """The other assignment whose notebook this is (by the nbgrader cell ids only it has), if
+    the notebook has none of the release's own ids."""
+    ids, own = grade_ids(cells), grade_ids(release)
+    theirs = {name: other - own for name, other in others.items()}
+    if ids & (own - set().union(*others.values())):
+        return None
+    for name in sorted(theirs):
+        if ids & theirs[name]:
+            return name
+    return None
+
+
+def normalise(data: bytes, release: list[dict], *, assignment: str = "",
+              others: dict[str, frozenset[str]] | None = None) -> Notebook:
+    """``others``: the other assignments' grade ids, to say when a notebook is one of theirs
+    (a NotebookError naming it) instead of grading it as an unattempted ``assignment``."""
     try:
-        return _normalise(data, release)
+        return _normalise(data, release, assignment, others or {})
     except NotebookError:
         raise
     except Exception as err:  # noqa: BLE001 - RecursionError, MemoryError, ValueError...
@@ -78,7 +104,8 @@ def normalise(data: bytes, release: list[dict]) -> Notebook:
                             f"{str(err)[:200]})") from None
 
 
-def _normalise(data: bytes, release: list[dict]) -> Notebook:
+def _normalise(data: bytes, release: list[dict], assignment: str,
+               others: dict[str, frozenset[str]]) -> Notebook:
     if len(data) > MAX_NOTEBOOK_BYTES:
         raise NotebookError(f"the notebook is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB")
     try:
@@ -87,6 +114,11 @@ def _normalise(data: bytes, release: list[dict]) -> Notebook:
         raise NotebookError(f"the file is not valid JSON ({err})") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         raise NotebookError("the file is JSON but not a Jupyter notebook (no list of cells)")
+    other = foreign(nb["cells"], release, others)
+    if other is not None:
+        raise NotebookError(f"this is the notebook of another assignment, {other} (its nbgrader "
+                            f"cell ids are {other}'s), not of {assignment or 'this one'}: "
+                            f"the student submitted the wrong file")
     notes: list[str] = []
     known = {}
     for cell in release:

@@ -103,6 +103,9 @@ class Config:
     secret: bytes
     hide: list
     keep: list
+    # The course's other released assignments: name -> their nbgrader grade ids, to tell a
+    # notebook of another assignment (autograder.worker.normalise.foreign).
+    other_assignments: dict = dataclasses.field(default_factory=dict)
     # Blocks of UID_BLOCK uids from here, one block per worker. AUTOGRADER_BASE_UID moves a
     # run's range (the tests do, to find their own processes beside other grading runs).
     base_uid: int = dataclasses.field(default_factory=lambda: int(
@@ -399,7 +402,8 @@ def grade_notebook(student_id: str, path: Path | None, problem: str = "",
         if path is None:
             raise NotebookError(problem)
         data = submission.read(path)
-        notebook = normalise(data, _state["config"].release_cells)
+        notebook = normalise(data, _state["config"].release_cells, assignment=assignment.name,
+                             others=_state["config"].other_assignments)
         if _state["config"].limits.cell_policy:
             try:
                 notebook = policy.apply(notebook, assignment)

@@ -89,8 +89,8 @@ def runs(tmp_path_factory):
     patch = pytest.MonkeyPatch()
     real_pool, real_render, real_row = grading._run_pool, feedback.render, record._gradebook_row
 
-    def pool(config, jobs, workers, progress):
-        details = real_pool(config, jobs, workers, progress)
+    def pool(config, jobs, workers, progress, **kw):
+        details = real_pool(config, jobs, workers, progress, **kw)
         details["worker_died"] = record.submission_error(
             "worker_died", "the grader failed on this submission", RuntimeError("boom"))
         return details

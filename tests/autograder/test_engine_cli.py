@@ -54,6 +54,8 @@ def test_commands_are_wired():
     assert parser().parse_args(["release", "ps1_primitives", "ps4_core"]).assignment == [
         "ps1_primitives", "ps4_core"]
     assert parser().parse_args(["demo"]).func.__name__ == "_demo"
+    assert parser().parse_args(["feedback", "toy", "sub", "out"]).func.__name__ == "_feedback"
+    assert parser().parse_args(["grade", "toy", "sub", "--out", "o", "--regrade-all"]).regrade_all
 
 
 def test_demo_builds_and_grades_a_class(tmp_path, capsys):

@@ -106,14 +106,57 @@ def test_no_student_holds_the_assignment(tmp_path):
     assert "holds a toy/ folder (found alice)" in message
 
 
-def test_some_students_without_the_assignment_get_error_rows(tmp_path):
-    submitted = _write(tmp_path / "submitted", {"alice": CLASS["carol"]})
-    (submitted / "bob" / "ps1").mkdir(parents=True)
-    run = _grade(submitted, tmp_path / "out", tmp_path / "gb.db")
-    rows = {r["student_id"]: r for r in run.rows}
-    assert rows["bob"]["status"] == "error" and "no notebook submitted" in rows["bob"]["message"]
-    assert rows["alice"]["status"] != "error"
-    shutil.rmtree(submitted)
+def _renamed(nb: dict, prefix: str) -> dict:
+    """``nb`` with every nbgrader grade id prefixed: another assignment's notebook."""
+    nb = json.loads(json.dumps(nb))
+    for cell in nb["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if meta and meta.get("grade_id"):
+            meta["grade_id"] = prefix + meta["grade_id"]
+    return nb
+
+
+def test_the_roster_missing_work_and_another_assignments_notebook(tmp_path):
+    """A second assignment graded into the same SUBMITTED: a student without its folder is
+    `missing`, not `error`; so is a rostered student without a folder; an id not on nbgrader's
+    roster is graded with a warning; another assignment's notebook is an error naming it."""
+    from nbgrader.api import Gradebook
+
+    root = tmp_path / "course"
+    shutil.copytree(TOY_ROOT, root)
+    release = json.loads((root / "assignments" / "toy" / "toy.ipynb").read_text())
+    (root / "assignments" / "toy2").mkdir()
+    (root / "assignments" / "toy2" / "toy2.ipynb").write_text(json.dumps(_renamed(release,
+                                                                                  "two_")))
+    submitted = _write(tmp_path / "submitted", {"alice": CLASS["alice"], "eve": CLASS["alice"],
+                                                "bob": _renamed(CLASS["alice"], "two_")})
+    (submitted / "carl" / "toy2").mkdir(parents=True)
+    db = tmp_path / "gb.db"
+    with Gradebook(f"sqlite:///{db}") as gb:
+        for student in ("alice", "bob", "carl", "zoe"):
+            gb.add_student(student)
+    out = tmp_path / "out"
+    run = grading.grade(assignment="toy", submitted=submitted, out=out, workers=2,
+                        db_url=f"sqlite:///{db}", root=root, package="toygrader",
+                        seed="instructor-scale", progress=False, quiet=True,
+                        limits=Limits(cell_timeout_s=10, cell_policy=False))
+    rows = _rows(out)
+    assert {s: (r["status"], r["score"]) for s, r in rows.items()} == {
+        "alice": ("graded", "5.0"), "bob": ("error", "0.0"), "eve": ("graded", "5.0"),
+        "carl": ("missing", "0.0"), "zoe": ("missing", "0.0")}
+    assert "another assignment, toy2" in rows["bob"]["message"]
+    assert rows["zoe"]["max_score"] == rows["alice"]["max_score"] == "5.0"
+    assert "on the roster" in rows["zoe"]["message"]
+    assert "no folder of this assignment" in rows["carl"]["message"]
+    assert run.off_roster == ["eve"]
+    said = grading.summary_table(run)
+    assert "2 students handed nothing in" in said and "warning: 1 submissions" in said
+    page = (out / "summary.html").read_text()
+    missing = page.split("Students who handed nothing in")[1].split("<h2>")[0]
+    assert "carl" in missing and "zoe" in missing and "alice" not in missing
+    assert "eve" in page.split("not among nbgrader")[1].split("<h2>")[0]
+    assert "3 submissions, 2 graded, 1 could not be graded" in page
+    assert not (out / "results" / "zoe.json").exists()
 
 
 DUNDER_IMPL = """\

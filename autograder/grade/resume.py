@@ -1,0 +1,138 @@
+"""Resuming a class run: which results in OUT can be kept, and writing files so that none is
+ever half-written.
+
+Each results/<student>.json is written as soon as that student is graded, by ``write_atomic``
+(a temporary file in the same folder, then ``os.replace``), feedback page first, results file
+last, then ``OUT/.resume/<student>.sha256``: a hash of everything its grade depends on (the notebook's bytes, its timestamp.txt, the student's late
+policy, the release notebook, the checks' and probes' source, the course secret, the limits), kept
+beside the results file, not in it, so that the results stay what they were (byte-identical for
+the same code, whatever the notebook's language or layout).
+A later ``grade`` keeps a result whose digest is what it would compute now and grades the rest;
+``--regrade-all`` keeps none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+from autograder.grade import record
+from autograder.limits import Limits
+from autograder.results import GRADER_ERRORS, ClassResult, StudentStatus
+from autograder.spec import Assignment
+from autograder.worker import submission
+from autograder.worker.normalise import NotebookError
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """``path`` holds either its old content or all of ``text``, whenever the run is stopped."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _source(module: str) -> bytes:
+    spec = importlib.util.find_spec(module)
+    try:
+        return Path(spec.origin).read_bytes() if spec and spec.origin else b""
+    except OSError:
+        return b""
+
+
+def _plain(limits: dict) -> dict:
+    """10 and 10.0 seconds are one limit (the command line gives floats, callers may not)."""
+    return {k: float(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
+            for k, v in limits.items()}
+
+
+def run_digest(*, spec: Assignment, package: str, release_path: Path, secret: bytes,
+               limits: Limits, lang: str) -> str:
+    """What every student's grade of this run depends on, but their own files."""
+    h = hashlib.sha256()
+    for part in (spec.name.encode(), package.encode(), release_path.read_bytes(),
+                 _source(f"{package}.{spec.name}.checks"),
+                 _source(f"{package}.{spec.name}.probes"),
+                 hashlib.sha256(b"autograder-resume\0" + secret).digest(),
+                 json.dumps(_plain(asdict(limits)), sort_keys=True).encode(), lang.encode()):
+        h.update(hashlib.sha256(part).digest())
+    return h.hexdigest()
+
+
+def student_digest(run: str, path: Path | None, late_policy: object) -> str | None:
+    """The digest a result of the notebook at ``path`` must carry to be kept; None when there
+    is no notebook to hash (such a submission is graded again: it costs nothing)."""
+    if path is None:
+        return None
+    try:
+        data = submission.read(path)
+    except (NotebookError, OSError):
+        return None
+    try:
+        stamp = (path.parent / "timestamp.txt").read_bytes()[:200]
+    except OSError:
+        stamp = b"(none)"
+    h = hashlib.sha256(run.encode())
+    for part in (data, stamp, repr(late_policy).encode()):
+        h.update(hashlib.sha256(part).digest())
+    return h.hexdigest()
+
+
+def kept(out: Path, spec: Assignment, student_id: str, digest: str | None) -> ClassResult | None:
+    """The result on disk of ``student_id`` if it can stand: written by this grader for the same
+    notebook and everything else its grade depends on, and not a failure of the grader's."""
+    if digest is None:
+        return None
+    try:
+        stored = _digest_path(out, student_id).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    result = read(out, spec, student_id)
+    if result is None or stored != digest:
+        return None
+    if result.get("status") == StudentStatus.ERROR and str(
+            result.get("message", "")).startswith(GRADER_ERRORS):
+        return None
+    return result
+
+
+def _digest_path(out: Path, student_id: str) -> Path:
+    return out / ".resume" / f"{record.safe_filename(student_id)}.sha256"
+
+
+def forget(out: Path, student_id: str) -> None:
+    """Before a student's files are rewritten: none of them may be kept until all are."""
+    _digest_path(out, student_id).unlink(missing_ok=True)
+
+
+def remember(out: Path, student_id: str, digest: str | None) -> None:
+    """After a student's files are written: what a later run compares (None: nothing)."""
+    if digest is not None:
+        _digest_path(out, student_id).parent.mkdir(exist_ok=True)
+        write_atomic(_digest_path(out, student_id), digest + "\n")
+
+
+def read(out: Path, spec: Assignment, student_id: str) -> ClassResult | None:
+    """``student_id``'s results file as a ClassResult (its checks by id), None when it is
+    missing or not one of this grader's for this assignment."""
+    path = out / "results" / f"{record.safe_filename(student_id)}.json"
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(result, dict) or result.get("student_id") != record.valid_text(student_id):
+        return None
+    tests = result.get("tests")
+    if (result.get("assignment") != spec.name or not isinstance(tests, list)
+            or len(tests) != len(spec.checks) or "status" not in result):
+        return None
+    return dict(result, tests_by_check={c.id: t for c, t in zip(spec.checks, tests)})

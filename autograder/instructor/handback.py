@@ -1,0 +1,46 @@
+"""Feedback handed back through nbgrader: ``python -m autograder feedback ASSIGNMENT SUBMITTED
+OUT`` lays the feedback pages of a graded OUT out as nbgrader's ``generate_feedback`` would,
+``<feedback folder>/<student>/<assignment>/<notebook>.html`` (the course's nbgrader_config.py
+names the folder: ``_build/nbgrader/feedback``) beside the submission's
+``timestamp.txt`` and ``submission_secret.txt``, so that ``nbgrader release_feedback`` sends them
+and students fetch them with ``nbgrader fetch_feedback``."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from autograder.grade import record
+from autograder.grade.resume import write_atomic
+from autograder.limits import UsageError
+from autograder.results import StudentStatus
+
+# What nbgrader's release_feedback reads beside each page (the secret names the page it sends).
+_BESIDE = ("timestamp.txt", "submission_secret.txt")
+
+
+def lay_out(*, assignment: str, notebook: str, submitted: Path, graded: Path,
+            dest: Path) -> list[str]:
+    """Copy each student's feedback page from ``graded`` (a `grade` OUT) into ``dest`` (the
+    course's feedback folder); the students whose page was laid out."""
+    if not (graded / "grades.csv").is_file():
+        raise UsageError(f"{graded} holds no grades.csv (run `grade` first)")
+    done = []
+    for row in record.read_grades(graded):
+        if row["assignment"] != assignment or row["status"] == StudentStatus.MISSING:
+            continue
+        student = row["student_id"]
+        page = graded / "feedback" / f"{record.safe_filename(student)}.html"
+        source = submitted / student / assignment
+        # A student id that is not a plain folder name has no place in nbgrader's tree.
+        if (not page.is_file() or record.safe_filename(student) != student
+                or not source.is_dir()):
+            continue
+        folder = dest / student / assignment
+        folder.mkdir(parents=True, exist_ok=True)
+        write_atomic(folder / f"{Path(notebook).stem}.html", page.read_text(encoding="utf-8"))
+        for name in _BESIDE:
+            if (source / name).is_file() and not (source / name).is_symlink():
+                shutil.copyfile(source / name, folder / name)
+        done.append(student)
+    return done
