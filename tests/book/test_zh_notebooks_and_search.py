@@ -2,8 +2,9 @@
 
 The built site's tests read ``_build/html/zh`` (``make book``) and skip where it was not built:
 every notebook a Chinese page links (an assignment, the chapter's own download) is a file of the
-site whose markdown is Chinese and that is none of the English notebooks. The translation of a
-chapter's markdown is also tested on its own.
+site whose markdown is Chinese and that is none of the English notebooks; its search index holds
+the course's words whole (追踪器, 转置规则) and sends them to the pages that use them. The
+translation of a chapter's markdown and the search dictionary are also tested on their own.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
+from jaxcourse.i18n_site import search_dictionary
 from jaxcourse.notebook_translation import translate_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,6 +52,13 @@ def test_an_untranslated_or_passed_through_message_stays_english():
     source = "# Notebook\n\nSome text here.\n"
     assert translate_markdown(source, [("Notebook", ""), ("Some text here.",
                                                           "Some text here.")]) == source
+
+
+def test_search_dictionary_holds_the_terms_and_the_rule_names():
+    words = search_dictionary()
+    assert {"追踪器", "原语", "转置规则", "批处理规则"} <= set(words)
+    # jieba reads "word frequency tag" per line: no word may hold a space or Latin letters only.
+    assert all(CJK.search(w) and " " not in w for w in words)
 
 
 def _digest(path: Path) -> str:
@@ -115,3 +124,29 @@ def test_chinese_chapter_notebooks_keep_no_english_paragraph():
                           if re.search(r"(?:\b[A-Za-z]{2,}\b[ ,;:]+){6}", line)
                           and not CJK.search(line) and not line.startswith("    ")]
     assert english_lines == [], "\n".join(english_lines[:20])
+
+
+def _search_index(site: Path) -> dict:
+    text = (site / "searchindex.js").read_text(encoding="utf-8")
+    return json.loads(text[text.index("(") + 1:text.rindex(")")])
+
+
+@built
+@pytest.mark.parametrize("word", ["追踪器", "转置规则"])
+def test_chinese_search_finds_the_pages_that_use_a_word(word):
+    index = _search_index(ZH)
+    # A page whose title holds the word is listed under titleterms only (Sphinx's IndexBuilder).
+    places = [index[key][word] for key in ("terms", "titleterms") if word in index[key]]
+    assert places, f"{word} is not a word of the Chinese search index"
+    found = {index["docnames"][i] for place in places
+             for i in ([place] if isinstance(place, int) else place)}
+    using = set()
+    for docname in index["docnames"]:
+        # The page's own text: the article, not the theme's links to the next and previous page.
+        article = BeautifulSoup((ZH / f"{docname}.html").read_text(encoding="utf-8"),
+                                "html.parser").find("article")
+        if article is not None and word in article.get_text():
+            using.add(docname)
+    assert len(using) >= 5, using
+    assert found == using, (f"{word}: pages using it but not found {sorted(using - found)}, "
+                            f"found but not using it {sorted(found - using)}")
