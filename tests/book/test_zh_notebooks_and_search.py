@@ -150,3 +150,22 @@ def test_chinese_search_finds_the_pages_that_use_a_word(word):
     assert len(using) >= 5, using
     assert found == using, (f"{word}: pages using it but not found {sorted(using - found)}, "
                             f"found but not using it {sorted(found - using)}")
+
+
+@built
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_students_guide_says_how_to_get_chinese_notebooks_and_feedback(edition):
+    site = ZH if edition == "zh" else HTML
+    soup = BeautifulSoup((site / "book" / "guides" / "students.html").read_text(encoding="utf-8"),
+                         "html.parser")
+    text = soup.find("article").get_text()
+    assert "assignments/<name>/zh/<name>.ipynb" in text and "--lang zh" in text
+    # The real pages, graded while the guide was built; the page's language picks one (CSS).
+    frames = {div["class"][0]: div.find("iframe") for div in soup.select(".feedback-en, "
+                                                                           ".feedback-zh")}
+    assert set(frames) == {"feedback-en", "feedback-zh"}
+    zh_page = frames["feedback-zh"]["srcdoc"]
+    assert "<html lang='zh-CN'>" in zh_page and "自己试试" in zh_page
+    assert "<html lang='en'>" in frames["feedback-en"]["srcdoc"]
+    assert "html:lang(zh) .feedback-en" in str(soup)
+    assert soup.find("html")["lang"].startswith("zh" if edition == "zh" else "en")
