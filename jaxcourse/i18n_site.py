@@ -468,6 +468,9 @@ def setup(app):
     _lend_notebook_renderer_to_translations(app)
     _translate_toctree_captions(app)
     app.connect("html-page-context", _add_language_switch)
+    # The switch keeps the section being read (_static/language_switch.js; jaxcourse.book_site
+    # puts jaxcourse/_static on the static path).
+    app.add_js_file("language_switch.js", loading_method="defer")
     app.add_directive("term-list", _term_list_directive())
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
