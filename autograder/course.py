@@ -54,7 +54,9 @@ def translations_path(name: str, *, root: Path) -> Path:
 
 
 def translations(name: str, *, root: Path) -> dict:
-    """``solutions/<name>/zh.yml``: ``cells`` (cell id -> ``en_sha256``, ``zh``) and ``tasks``
+    """``solutions/<name>/zh.yml``: ``cells`` (cell id -> ``en_sha256``, ``zh``), ``code`` (an
+    English line of the code cells -> its Chinese line: comments and strings) and ``tasks``
     (task id -> ``en``, ``zh``: the task's title in the feedback pages)."""
     data = yaml.safe_load(translations_path(name, root=root).read_text(encoding="utf-8"))
-    return {"cells": data.get("cells") or {}, "tasks": data.get("tasks") or {}}
+    return {"cells": data.get("cells") or {}, "code": data.get("code") or {},
+            "tasks": data.get("tasks") or {}}

@@ -90,7 +90,7 @@ def released(root: Path) -> list[Path]:
 
 
 def table(root: Path) -> dict[str, Any]:
-    """Per assignment, what the check needs; from its contract and its released notebook."""
+    """Per assignment, what the check needs; from its contract and its released notebooks."""
     import nbformat
 
     from autograder import inprocess
@@ -113,6 +113,12 @@ def table(root: Path) -> dict[str, Any]:
                     names.setdefault(task, []).extend(defined_names(cell.source))
             else:
                 provided.add(cell_hash(cell.source))
+        # The translated notebooks beside it (zh/<name>.ipynb): the same provided code, with
+        # comments and messages in their language (autograder/instructor/code_translation.py).
+        for other in sorted(path.parent.glob(f"*/{path.name}")):
+            provided |= {cell_hash(c.source) for c in nbformat.read(other, 4).cells
+                         if c.cell_type == "code"
+                         and not c.metadata.get("nbgrader", {}).get("solution")}
         out[name] = {
             "allowed_imports": list(policy.allowed_imports(spec)),
             # In the tasks' order, as the grader's messages list them (the file's keys are sorted).

@@ -49,6 +49,13 @@ LABELS = {"en": "English", LANGUAGE: "中文"}
 # configuration also extracts the catalogues: jupyter-book build . --builder custom
 # --custom-builder gettext.
 TRANSLATION = {"language": LANGUAGE}
+# Full-text search of the Chinese edition: Sphinx's Chinese splitter, which cuts the text into
+# words with jieba (a pinned requirement; without it no Chinese word reaches searchindex.js).
+# jieba's own dictionary cuts the course's words apart (追踪器 into 追踪 and 器, 转置规则 into 转置
+# and 规则), so a user dictionary of them is given to it: the term list's Chinese words and its
+# `search_words` (search_dictionary).
+SEARCH_LANGUAGE = "zh"
+SEARCH_DICTIONARY = ZH_BUILD / "search_words.txt"
 
 
 def load_terms(path: Path = TERMS) -> list[dict]:
@@ -127,9 +134,32 @@ def build_gettext(outdir: Path) -> int:
                   warningiserror=False)
 
 
+_HAN = re.compile(r"[\u3400-\u9fff]")
+
+
+def search_dictionary(path: Path = TERMS) -> list[str]:
+    """The words the Chinese search must find whole: every Chinese word of the term list, and
+    the list's ``search_words`` (compounds such as 转置规则 that name one thing in the book)."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    words = [str(term["zh"]) for term in data["terms"]] + [str(w) for w in
+                                                          data.get("search_words") or ()]
+    # jieba reads a user dictionary's line as "word [frequency] [tag]": a word with a space in
+    # it ("impl 规则") cannot be one; the splitter indexes its Latin part apart anyway.
+    found = [w for w in words if _HAN.search(w) and " " not in w.strip()]
+    return sorted(set(found), key=found.index)
+
+
+def write_search_dictionary(target: Path = SEARCH_DICTIONARY) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("".join(f"{word}\n" for word in search_dictionary()), encoding="utf-8")
+    return target
+
+
 def build_zh() -> int:
     """The Chinese edition into _build/html/zh, reusing the English build's jupyter-cache."""
-    overrides = dict(TRANSLATION, html_title=translated_book_title())
+    overrides = dict(TRANSLATION, html_title=translated_book_title(),
+                     html_search_language=SEARCH_LANGUAGE,
+                     html_search_options={"dict": str(write_search_dictionary())})
     outdir = ZH_BUILD / "html"
     status = build_book("html", outdir, ZH_BUILD / ".doctrees", overrides, warningiserror=True)
     if status == 0:
@@ -411,11 +441,36 @@ def _translate_toctree_captions(app) -> None:
     app.add_transform(TranslateToctreeCaptions)
 
 
+def _search_keywords(app, doctree, docname) -> None:
+    """The search dictionary's words that a paragraph or title holds only across its inline
+    markup, as the page's search keywords (``<meta name="keywords">``, which Sphinx's index reads
+    as words of the page). Sphinx splits each text node apart: where the glossary links the first
+    转置 of a chapter, "一条转置规则" reaches the splitter as 一条, 转置 and 规则, and a search for
+    转置规则 would miss the page."""
+    from docutils import nodes
+
+    if app.builder.format != "html" or app.config.html_search_language != SEARCH_LANGUAGE:
+        return
+    words, found = search_dictionary(), []
+    for element in doctree.findall(lambda n: isinstance(n, (nodes.paragraph, nodes.title,
+                                                            nodes.term, nodes.caption))):
+        text = element.astext()
+        pieces = [t.astext() for t in element.findall(nodes.Text)]
+        found += [w for w in words if w in text and w not in found
+                  and not any(w in piece for piece in pieces)]
+    if found:
+        doctree.append(nodes.meta(name="keywords", content=", ".join(found)))
+
+
 def setup(app):
     app.connect("config-inited", _config_inited)
+    app.connect("doctree-resolved", _search_keywords)
     _lend_notebook_renderer_to_translations(app)
     _translate_toctree_captions(app)
     app.connect("html-page-context", _add_language_switch)
+    # The switch keeps the section being read (_static/language_switch.js; jaxcourse.book_site
+    # puts jaxcourse/_static on the static path).
+    app.add_js_file("language_switch.js", loading_method="defer")
     app.add_directive("term-list", _term_list_directive())
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 

@@ -5,7 +5,8 @@ jupytext into ``<outdir>/_notebooks/<docname>.ipynb`` when the HTML build finish
 and prose of the source, no outputs (the reader runs it). The page gets a link to that file at
 the top of the article (template ``notebook-download.html``), as a relative URL. Pages that are
 plain markdown get neither. The Chinese edition (``python -m jaxcourse.i18n_site zh``) writes
-its own copy into ``_build/html/zh/_notebooks``: code cells are not translated, so both copies
+its own copy into ``_build/html/zh/_notebooks``, its markdown translated with the page's own
+catalogue (jaxcourse/notebook_translation.py); code cells are not translated, so both copies
 hold the same code.
 """
 
@@ -51,6 +52,33 @@ def source_notebook(app, docname: str):
     return nb
 
 
+def page_messages(app, docname: str) -> list[tuple[str, str]]:
+    """The (English, translation) pairs of the page's catalogue in the build's language, as
+    Sphinx reads them for the page (fuzzy entries are not used there, nor here)."""
+    from sphinx.util.i18n import docname_to_domain
+
+    from jaxcourse.i18n_site import read_catalogue
+
+    domain = docname_to_domain(docname, app.config.gettext_compact)
+    pairs = []
+    for folder in app.config.locale_dirs:
+        path = Path(app.srcdir, folder, app.config.language, "LC_MESSAGES", f"{domain}.po")
+        if path.is_file():
+            pairs += [(m.id, m.string) for m in read_catalogue(path)
+                      if m.id and isinstance(m.id, str) and m.string and not m.fuzzy]
+    return pairs
+
+
+def translated(nb, messages: list[tuple[str, str]]):
+    """The notebook with its markdown cells translated; its code cells as they are."""
+    from jaxcourse.notebook_translation import translate_markdown
+
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = translate_markdown(cell.source, messages)
+    return nb
+
+
 def notebook_href(docname: str) -> str:
     """The page's notebook, relative to the page."""
     return "../" * docname.count("/") + f"{FOLDER}/{docname}.ipynb"
@@ -91,6 +119,8 @@ def _write_notebooks(app, exception) -> None:
         if not is_notebook(app, docname):
             continue
         nb = source_notebook(app, docname)
+        if app.config.language and app.config.language != "en":
+            nb = translated(nb, page_messages(app, docname))
         dest = Path(app.outdir) / FOLDER / f"{docname}.ipynb"
         dest.parent.mkdir(parents=True, exist_ok=True)
         text = nbformat.writes(nb, version=4)

@@ -7,11 +7,13 @@ provided cells; the result is ``assignments/<name>/<name>.ipynb``. :func:`stale`
 committed copy still matches its source and holds nothing it must not.
 
 The Chinese notebook, ``assignments/<name>/zh/<name>.ipynb``, is that notebook with each markdown
-cell's text replaced by its translation from ``solutions/<name>/zh.yml``; its code cells (ids,
-nbgrader metadata, source) are the English notebook's, byte for byte, so the grader grades it the
-same. Each translation is keyed by the cell's id and the hash of the English text it translates:
-an English cell changed since is out of date (:func:`stale_zh` says so, and the release keeps
-that cell in English until the translation is updated).
+cell's text replaced by its translation from ``solutions/<name>/zh.yml``, and the comments and
+strings of its code cells by that file's ``code`` lines (autograder/instructor/code_translation.py):
+the same code, cell ids, task ids and nbgrader metadata (a locked cell's checksum is computed
+again for its Chinese text), so the grader grades it the same. Each markdown translation is keyed
+by the cell's id and the hash of the English text it translates: an English cell changed since is
+out of date (:func:`stale_zh` says so, and the release keeps that cell in English until the
+translation is updated); a code line changed in English is simply no longer translated.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import jupytext
 import nbformat
 
 from autograder.course import translations, translations_path
+from autograder.instructor.code_translation import code_tokens, translate_code
 
 SOLUTIONS = "solutions"
 ASSIGNMENTS = "assignments"
@@ -180,8 +183,42 @@ def translate(name: str, english: bytes, *, root: Path) -> tuple[str, list[str]]
             cell.source = entry["zh"].rstrip("\n")
     problems += [f"{where} translates cell {cell_id}, which is not a markdown cell of {name}"
                  for cell_id in sorted(set(cells) - seen)]
+    problems += _translate_code_cells(nb, translations(name, root=root)["code"], where)
     text = nbformat.writes(nb)
     return (text if text.endswith("\n") else text + "\n"), problems  # as nbformat.write
+
+
+def _translate_code_cells(nb, lines: dict[str, str], where: Path) -> list[str]:
+    from nbgrader.utils import compute_checksum
+
+    problems, used = [], set()
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        cell.source, found, cell_used = translate_code(cell.source, lines)
+        used |= cell_used
+        problems += [f"code cell {cell.id}: {problem} (in {where})" for problem in found]
+        nbgrader = cell.metadata.get("nbgrader", {})
+        if "checksum" in nbgrader:  # what `nbgrader validate` compares a locked cell with
+            nbgrader["checksum"] = compute_checksum(cell)
+    problems += [f"{where} translates the code line {line!r}, which no code cell has"
+                 for line in sorted(set(lines) - used)]
+    return problems
+
+
+def _same_but_text(en_cell: dict, zh_cell: dict) -> bool:
+    """Whether the Chinese code cell is the English one but for its comments and strings (and
+    the checksum nbgrader keeps of its source)."""
+    def rest(cell):
+        meta = json.loads(json.dumps(cell.get("metadata", {})))
+        meta.get("nbgrader", {}).pop("checksum", None)
+        return {**{k: v for k, v in cell.items() if k not in ("source", "metadata")},
+                "metadata": meta}
+
+    en_source, zh_source = ("".join(c["source"]) if isinstance(c["source"], list)
+                            else c["source"] for c in (en_cell, zh_cell))
+    return rest(en_cell) == rest(zh_cell) and (
+        en_source == zh_source or code_tokens(en_source) == code_tokens(zh_source) is not None)
 
 
 def stale_zh(name: str, *, root: Path) -> list[str]:
@@ -208,10 +245,11 @@ def stale_zh(name: str, *, root: Path) -> list[str]:
             same = {k: v for k, v in en_cell.items() if k != "source"} == \
                 {k: v for k, v in zh_cell.items() if k != "source"}
         else:
-            same = en_cell == zh_cell
+            same = _same_but_text(en_cell, zh_cell)
         if not same:
             problems.append(f"cell {en_cell.get('id', '?')} of {target.relative_to(root)} "
-                            "differs from the English notebook's in more than its markdown text")
+                            "differs from the English notebook's in more than its markdown text "
+                            "and the comments and strings of its code")
     return problems
 
 

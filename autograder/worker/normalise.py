@@ -62,8 +62,21 @@ def release_role(meta: dict) -> str | None:
 
 
 def read_release(path: Path) -> list[dict]:
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return [dict(c, source=_source(c)) for c in cells]
+    """The release notebook's cells; each provided or test cell with ``also``, its source in the
+    translated releases beside it (``zh/<notebook>``: the same code, comments and messages in
+    Chinese), so that a student who worked in the Chinese notebook has edited no cell."""
+    cells = [dict(c, source=_source(c)) for c in
+             json.loads(path.read_text(encoding="utf-8"))["cells"]]
+    translated = {}
+    for other in sorted(path.parent.glob(f"*/{path.name}")):
+        for cell in json.loads(other.read_text(encoding="utf-8"))["cells"]:
+            grade_id = nbgrader_meta(cell).get("grade_id")
+            if grade_id:
+                translated.setdefault(grade_id, []).append(_source(cell))
+    for cell in cells:
+        grade_id = nbgrader_meta(cell).get("grade_id")
+        cell["also"] = [s for s in translated.get(grade_id, ()) if s != cell["source"]]
+    return cells
 
 
 def grade_ids(cells: list) -> set[str]:
@@ -145,7 +158,7 @@ def _normalise(data: bytes, release: list[dict], assignment: str,
             solutions[grade_id] = _student_cell(kind, source, "solution", grade_id)
             after = grade_id
         elif role in ("provided", "test"):
-            if source != known[grade_id]["source"]:
+            if source not in (known[grade_id]["source"], *known[grade_id].get("also", ())):
                 replaced += 1
             after = grade_id
         else:

@@ -17,9 +17,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbgrader.utils import compute_checksum
 
 from autograder.grade import feedback, messages, summary
 from autograder.instructor import release
+from autograder.instructor.code_translation import TASK_ID, code_tokens, text_of
 from autograder.spec import Assignment, Check, Task, Verdict
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,8 +108,86 @@ def test_zh_notebook_is_translated_up_to_date_and_has_the_english_code(name):
     for en_cell, zh_cell in zip(english["cells"], chinese["cells"]):
         if en_cell["cell_type"] == "markdown":
             assert CJK.search("".join(zh_cell["source"])), en_cell["id"]
-        else:
-            assert zh_cell == en_cell
+            continue
+        # The same code: only comments and strings differ, and nbgrader's checksum of the source.
+        en_source, zh_source = "".join(en_cell["source"]), "".join(zh_cell["source"])
+        assert code_tokens(zh_source) == code_tokens(en_source), en_cell["id"]
+        en_meta, zh_meta = (dict(c["metadata"], nbgrader={k: v for k, v in
+                                                          c["metadata"].get("nbgrader", {}).items()
+                                                          if k != "checksum"})
+                            for c in (en_cell, zh_cell))
+        assert zh_meta == en_meta, en_cell["id"]
+        assert TASK_ID.findall(zh_source) == TASK_ID.findall(en_source), en_cell["id"]
+        if "checksum" in zh_cell["metadata"].get("nbgrader", {}):  # what nbgrader validate checks
+            assert zh_cell["metadata"]["nbgrader"]["checksum"] == compute_checksum(
+                nbformat.from_dict(dict(zh_cell, source=zh_source))), en_cell["id"]
+
+
+# An English sentence: three English words in a row, once what is not prose is taken out: task
+# ids, nbgrader's marker, `code`, {f-string fields}, names with an underscore, a dot or ::,
+# calls.
+_NOT_PROSE = re.compile(r"\bps\d+\.[a-z_]+\b|YOUR CODE HERE|`[^`]*`|\{[^{}]*\}"
+                        r"|\b\w*_\w*\b|\b\w+(?:(?:\.|::)\w+)+\b|\b\w+\([^()]*\)")
+_SENTENCE = re.compile(r"(?:\b[A-Za-z]{2,}\b[ ,;:'-]+){2}\b[A-Za-z]{2,}\b")
+# ASCII punctuation touching a Chinese character, where Chinese text takes the full-width one.
+_ASCII_BY_CJK = re.compile(r"[\u4e00-\u9fff][,;:?!()]|[,;:?!()][\u4e00-\u9fff]")
+
+
+# A string that holds C++ source (ps5's kernels): its prose is in its // comments and its own
+# string literals, not in the code around them.
+_CPP_PROSE = re.compile(r"//[^\n]*|\"(?:[^\"\\\n]|\\.)*\"")
+
+
+def prose_of(text: str) -> list[str]:
+    return _CPP_PROSE.findall(text) if "#include" in text else [text]
+
+
+def english_sentences(texts: list[str]) -> list[str]:
+    return [piece for text in texts for piece in prose_of(text)
+            if _SENTENCE.search(_NOT_PROSE.sub(" ", piece))]
+
+
+def test_english_sentences_are_found():
+    assert english_sentences(['f"axis={axis} must raise the TypeError"', "# YOUR CODE HERE",
+                              "# ps1.jvp：返回（weighted_sum(x, w)，它的切线）",
+                              'f"axis={axis} 必须抛出 TypeError"',
+                              'r"""\n#include <cmath>\nconstexpr int kThreads = 256;  // 线程数\n"""',
+                              ]) == ['f"axis={axis} must raise the TypeError"']
+    assert english_sentences(['r"""\n#include <cmath>\nint n;  // the threads of each block\n"""',
+                              "# a batch of four weight vectors"]) == [
+        "// the threads of each block", "# a batch of four weight vectors"]
+
+
+@pytest.mark.parametrize("name", _translated())
+def test_zh_code_cells_speak_chinese(name):
+    """Comments, stub messages and test messages of the Chinese notebook are Chinese, with
+    full-width punctuation beside Chinese; the English notebook had English ones there."""
+    nb = json.loads(release.zh_release_path(name, root=ROOT).read_text(encoding="utf-8"))
+    english_nb = json.loads(release.release_path(name, root=ROOT).read_text(encoding="utf-8"))
+    texts = [t for c in nb["cells"] if c["cell_type"] == "code"
+             for t in text_of("".join(c["source"]))]
+    english = [t for c in english_nb["cells"] if c["cell_type"] == "code"
+               for t in text_of("".join(c["source"]))]
+    assert english_sentences(english), name  # what the check looks for is there in English
+    assert english_sentences(texts) == []
+    ascii_by_cjk = [p for t in texts for p in prose_of(t)
+                    if _ASCII_BY_CJK.search(_NOT_PROSE.sub(" ", p))]
+    assert ascii_by_cjk == []
+    stubs = [t for t in texts if re.fullmatch(r"[\"']ps\d+\.[a-z_]+: .*[\"']", t)]
+    assert stubs and all(CJK.search(t) for t in stubs), stubs
+
+
+# What is not Chinese prose in a markdown cell: code blocks, inline code, math, link targets.
+_MARKDOWN_CODE = re.compile(r"(?ms)^(`{3,}|~{3,}).*?^\1[^\n]*$|``.+?``|`[^`\n]*`"
+                            r"|\$\$.+?\$\$|\$[^$\n]+\$|\]\([^)]*\)")
+
+
+@pytest.mark.parametrize("name", _translated())
+def test_zh_markdown_uses_full_width_punctuation(name):
+    nb = json.loads(release.zh_release_path(name, root=ROOT).read_text(encoding="utf-8"))
+    found = [m.group(0) for c in nb["cells"] if c["cell_type"] == "markdown"
+             for m in _ASCII_BY_CJK.finditer(_MARKDOWN_CODE.sub(" ", "".join(c["source"])))]
+    assert found == [], found[:20]
 
 
 @pytest.mark.parametrize("name", _translated())
@@ -202,7 +282,7 @@ def _submissions(notebook: Path) -> dict[str, nbformat.NotebookNode]:
     partial = {**{k: solutions[k] for k in mutants.PARTIAL},
                **mutants.MUTANTS["jvp_drops_w_term"][1]}
     out = {}
-    for student, fills in (("full", solutions), ("partial_wrong", partial)):
+    for student, fills in (("full", solutions), ("partial_wrong", partial), ("untouched", {})):
         nb = nbformat.read(notebook, as_version=4)
         for cell in nb.cells:
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
@@ -236,12 +316,27 @@ def graded(tmp_path_factory):
     return {lang: _grade(tmp, lang) for lang in ("en", "zh")}
 
 
+# What a stub of the Chinese notebook says where the English one says "write": a check of an
+# unattempted task quotes the stub's message, the one difference the two results may hold.
+_STUB = re.compile(r"(NotImplementedError: ps\d+\.[a-z_]+: )(?:write|请写出) ")
+
+
 def test_chinese_notebooks_grade_exactly_as_english_ones(graded):
     en, zh = graded["en"], graded["zh"]
     assert (en / "grades.csv").read_bytes() == (zh / "grades.csv").read_bytes()
-    for student in ("full", "partial_wrong"):
-        assert (en / "results" / f"{student}.json").read_bytes() == \
-            (zh / "results" / f"{student}.json").read_bytes()
+    for student in ("full", "partial_wrong", "untouched"):
+        english, chinese = (json.loads((d / "results" / f"{student}.json").read_text())
+                            for d in (en, zh))
+        for result in (english, chinese):
+            for test in result["tests"]:
+                test["message"] = _STUB.sub(r"\1", test["message"])
+        assert chinese == english, student
+    untouched = json.loads((zh / "results" / "untouched.json").read_text())
+    assert untouched["score"] == 0 and any("请写出" in t["message"] for t in untouched["tests"])
+    # The Chinese notebook's provided and test cells are the release's: none was "edited".
+    for page in (zh / "feedback").glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert "restored from the release" not in text and "已按发布版本恢复" not in text, page.name
     full = json.loads((zh / "results" / "full.json").read_text())
     partial = json.loads((zh / "results" / "partial_wrong.json").read_text())
     assert full["score"] == full["max_score"] > partial["score"] > 0
@@ -260,7 +355,7 @@ def test_chinese_feedback_and_summary_pages(graded):
     # Check names as in English; the student's own (Chinese) markdown is shown as graded.
     names = re.findall(r"<span class='name'>([^<]*)</span>", english)
     assert names and names == re.findall(r"<span class='name'>([^<]*)</span>", page)
-    assert "任务 <code>ps1.jvp</code>:JVP 规则" in page
+    assert "任务 <code>ps1.jvp</code>：JVP 规则" in page
     assert not CJK.search(english)
     class_page = (graded["zh"] / "summary.html").read_text(encoding="utf-8")
     assert "<html lang='zh-CN'>" in class_page

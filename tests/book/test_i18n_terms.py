@@ -4,7 +4,8 @@ Where an English message uses a term (one of its ``forms``: a whole word, in the
 code, math or a link's target), its translation must contain the term's Chinese. A translator
 who quotes the English word itself (a glossary cell saying a source "keeps the English word")
 exempts that term for that entry with a translator comment in the .po, ``# term-exempt: lowering``,
-which the next `sphinx-intl update` keeps. The glossary prints the same list (its ``{term-list}``
+which the next `sphinx-intl update` keeps. A term's ``plain`` phrases are ordinary uses of its
+word ("at the level of float32 rounding"), which ask for no term. The glossary prints the same list (its ``{term-list}``
 table), and every term of the glossary's tables is in it.
 """
 
@@ -43,7 +44,15 @@ def form_pattern(form: str) -> re.Pattern:
 
 def terms_used(english: str) -> list[dict]:
     text = prose(english)
-    return [t for t in TERMS if any(form_pattern(f).search(text) for f in t["forms"])]
+    used = []
+    for term in TERMS:
+        # A form inside one of the term's ordinary phrases (its `plain`) is not the term.
+        own = text
+        for phrase in term.get("plain") or ():
+            own = form_pattern(phrase).sub(" ", own)
+        if any(form_pattern(f).search(own) for f in term["forms"]):
+            used.append(term)
+    return used
 
 
 def _squeeze(text: str) -> str:
@@ -87,6 +96,9 @@ def test_term_check_itself():
     assert [t["en"] for t in terms_used("Tangents")] == ["tangent"]
     exempt = Message("lowering (English)", "lowering（英文）", user_comments=["term-exempt: lowering"])
     assert inconsistencies(exempt) == []
+    # An ordinary "level" (the term's `plain` phrases) asks for no 级别; the term itself does.
+    assert terms_used("Errors at the level of float32 rounding.") == []
+    assert [t["en"] for t in terms_used("The tracer at level 2 wins.")] == ["tracer", "level"]
 
 
 def _glossary_terms() -> list[str]:

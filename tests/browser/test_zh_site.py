@@ -160,3 +160,20 @@ def test_switch_works_from_files(site, docname):
     site.load(english)
     assert _follow(site, _switch(site)[0]) == chinese
     assert _follow(site, _switch(site)[0]) == english
+
+
+@pytest.mark.parametrize("section", ["fixes"])
+def test_switch_keeps_the_section_being_read(site, section):
+    """Scrolled to a section, the switch opens the other edition at that section (the two
+    editions give it the same id), and back; unscrolled, at the top (the tests above)."""
+    docname = "book/faq/tracers"
+    for start, other in ((docname, zh(docname)), (zh(docname), docname)):
+        site.load(site.url(start))
+        site.driver.execute_script(
+            "document.getElementById(arguments[0]).scrollIntoView(); window.scrollBy(0, 5);",
+            section)
+        landed = _follow(site, _switch(site)[0])
+        assert landed == f"{site.url(other)}#{section}", landed
+        top = site.driver.execute_script(
+            "return document.getElementById(arguments[0]).getBoundingClientRect().top;", section)
+        assert abs(top) < 200, f"{landed}: the section is {top}px from the top of the window"
