@@ -45,6 +45,16 @@ _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 SENTENCE_WORDS = 3
 
 
+# The Chinese edition hands out an assignment's Chinese notebook, released beside the English
+# one: assignments/<name>/zh/<name>.ipynb for assignments/<name>/<name>.ipynb.
+_ASSIGNMENT = re.compile(r"(assignments/(ps\d+_\w+?))/(\2\.ipynb)")
+
+
+def in_chinese(piece: str) -> str:
+    """The markup ``piece`` as the Chinese edition may write it."""
+    return _ASSIGNMENT.sub(r"\1/zh/\3", piece)
+
+
 def kept_markup(msgid: str) -> list[str]:
     """The pieces of ``msgid`` a translation must contain unchanged."""
     pieces = []
@@ -100,7 +110,8 @@ def problems(pot, po) -> list[str]:
             words = re.findall(r"[A-Za-z]{2,}", prose(msgid))
             if len(words) >= SENTENCE_WORDS and not _CJK.search(message.string):
                 found.append(f"left in English:{_where(message)}")
-            lost = [p for p in kept_markup(msgid) if p not in message.string]
+            lost = [p for p in kept_markup(msgid)
+                    if p not in message.string and in_chinese(p) not in message.string]
             if lost:
                 found.append(f"markup lost {lost}:{_where(message)}")
     return found
@@ -155,3 +166,11 @@ def test_problems_are_found():
     assert (
         "markup lost ['](rules.md)', '$x^2$']:  po: 'A `primitive` has [rules](rules.md) for $x^2$.'"
     ) in problems(pot, po)
+
+
+def test_an_assignment_link_may_lead_to_its_chinese_notebook():
+    target = "{download}`ps1.ipynb <../../assignments/ps1_primitives/ps1_primitives.ipynb>`"
+    assert in_chinese(target) == (
+        "{download}`ps1.ipynb <../../assignments/ps1_primitives/zh/ps1_primitives.ipynb>`")
+    # Any other target is kept as it is.
+    assert in_chinese("](../guides/students.md)") == "](../guides/students.md)"
