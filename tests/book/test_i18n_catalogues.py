@@ -166,3 +166,11 @@ def test_problems_are_found():
     assert (
         "markup lost ['](rules.md)', '$x^2$']:  po: 'A `primitive` has [rules](rules.md) for $x^2$.'"
     ) in problems(pot, po)
+
+
+def test_an_assignment_link_may_lead_to_its_chinese_notebook():
+    target = "{download}`ps1.ipynb <../../assignments/ps1_primitives/ps1_primitives.ipynb>`"
+    assert in_chinese(target) == (
+        "{download}`ps1.ipynb <../../assignments/ps1_primitives/zh/ps1_primitives.ipynb>`")
+    # Any other target is kept as it is.
+    assert in_chinese("](../guides/students.md)") == "](../guides/students.md)"
