@@ -1,0 +1,95 @@
+"""Grade a blind set with the real command and tabulate it.
+
+    python grade_blind.py grade ASSIGNMENT SECRET [--twice]   # one run (ids <id>, and <id>_b with --twice)
+    python grade_blind.py table ASSIGNMENT                     # every run so far
+
+Blind set: /work/blind_<ASSIGNMENT>/<id>.ipynb with manifest.json {id: {task, kind}}.
+Runs in /work/grading/<ASSIGNMENT>/<SECRET>/ with /work/gr's checkout (frozen checks).
+"""
+import csv
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+GR = Path("/work/gr")
+PY = GR / ".venv/bin/python"
+
+
+def manifest(a):
+    return json.loads((Path(f"/work/blind_{a}") / "manifest.json").read_text())
+
+
+def grade(a, secret, twice):
+    base = Path(f"/work/grading/{a}/{secret}")
+    shutil.rmtree(base, ignore_errors=True)
+    for vid in manifest(a):
+        src = Path(f"/work/blind_{a}/{vid}.ipynb")
+        for sid in ([vid, vid + "_b"] if twice else [vid]):
+            dst = base / "submitted" / sid / a / f"{a}.ipynb"
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(src, dst)
+    env = dict(os.environ, PATH=f"{GR / '.venv/bin'}:{os.environ['PATH']}")
+    with open(base / "grade.log", "w") as log:
+        done = subprocess.run([str(PY), "-m", "autograder", "grade", a, str(base / "submitted"),
+                               "--out", str(base / "out"), "--seed", secret, "--workers", "2",
+                               "--db", f"sqlite:///{base / 'gb.db'}", "--no-progress"],
+                              cwd=GR, env=env, stdout=log, stderr=subprocess.STDOUT)
+    print(a, secret, "exit", done.returncode)
+
+
+def task_of(a):
+    sys.path.insert(0, str(GR))
+    from autograder.assignments import REGISTRY
+    spec = importlib.import_module(REGISTRY[a]).ASSIGNMENT
+    return {c.id: c.task for c in spec.checks}
+
+
+def table(a):
+    tasks = task_of(a)
+    runs = sorted(p for p in Path(f"/work/grading/{a}").glob("*/out/grades.csv"))
+    rows = {}
+    for grades in runs:
+        secret = grades.parent.parent.name
+        for row in csv.DictReader(grades.open()):
+            sid = row["student_id"]
+            vid = sid.removesuffix("_b")
+            res = json.loads((grades.parent / "results" / f"{sid}.json").read_text())
+            own = manifest(a)[vid]["task"]
+            got = sum(t["points"] for t in res["tests"] if tasks.get(t["name"].split(":")[0]) == own)
+            most = sum(t["max_points"] for t in res["tests"] if tasks.get(t["name"].split(":")[0]) == own)
+            rows.setdefault(vid, []).append(
+                (f"{secret}{'/b' if sid.endswith('_b') else ''}", float(row["score"]),
+                 float(row["max_score"]), got, most, row["status"]))
+    m = manifest(a)
+    summary = {"wrong": [0, 0], "alt": [0, 0], "short": [0, 0], "correct": [0, 0]}
+    lines = []
+    for vid, runs_ in sorted(rows.items()):
+        kind = m[vid]["kind"]
+        if kind == "wrong":
+            ok = all(r[3] < r[4] for r in runs_)  # lost points on its own task in every run
+        elif kind in ("alt", "correct"):
+            ok = all(r[1] == r[2] for r in runs_)
+        else:  # shortcut: nothing on its own task (its honest part elsewhere)
+            ok = all(r[3] == 0 for r in runs_)
+        summary[kind][0] += ok
+        summary[kind][1] += 1
+        moved = len({r[1] for r in runs_}) > 1
+        lines.append(f"| {vid} | {kind} | {m[vid]['task']} | "
+                     + " ".join(f"{r[0]}:{r[1]:g}/{r[2]:g} own {r[3]:g}/{r[4]:g} {r[5]}"
+                                for r in runs_)
+                     + f" | {'ok' if ok else 'SURVIVES' if kind == 'wrong' else 'FAILS'}"
+                     + (" MOVED" if moved else "") + " |")
+    print("\n".join(lines))
+    print({k: f"{v[0]} of {v[1]}" for k, v in summary.items()},
+          "runs:", [p.parent.parent.name for p in runs])
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "grade":
+        grade(sys.argv[2], sys.argv[3], "--twice" in sys.argv)
+    else:
+        table(sys.argv[2])
