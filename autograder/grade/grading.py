@@ -281,7 +281,7 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
                   for sid in sorted(set(roster) - shown - set(map(record.valid_text,
                                                                   absent(submitted, spec)))))])
             record.write_grades_csv(out, rows + missing, late=late_policy is not None)
-            resume.write_atomic(out / "summary.html",
+            record.write_atomic(out / "summary.html",
                                 summary.render(spec, results, rows, lang=lang,
                                                retried=retried, missing=missing,
                                                off_roster=off_roster))
@@ -328,13 +328,13 @@ def _record_student(out: Path, spec: Assignment, assignment: str, package: str,
     resume.forget(out, student_id)
     try:
         _write_student(out, spec, assignment, package, student_id, result, detail, lang)
-        resume.remember(out, student_id, digest)
+        resume.remember(out, student_id, digest, status, message)
     except Exception as err:  # noqa: BLE001 - one student's files must not stop the class
         status = StudentStatus.ERROR
         message = f"{RECORD_FAILED} ({type(err).__name__}: {clean_text(str(err), 300)})"
         result.update(status=status, message=message)
-        # Its results file still says what was graded; its status (a grader's failure) has the
-        # next run grade the student again (resume.kept).
+        # Its results file still says what was graded; with no side file (resume.forget above)
+        # the next run grades the student again.
         with contextlib.suppress(Exception):
             record.write_results(out, result, record.safe_filename(student_id))
     return _row(result), dict(result, tests_by_check=detail["tests"])
@@ -405,7 +405,7 @@ def _write_student(out: Path, spec: Assignment, assignment: str, package: str,
     name = record.safe_filename(student_id)
     # The feedback page first: a results file on disk always has its page (a run stopped in
     # between grades the student again).
-    resume.write_atomic(out / "feedback" / f"{name}.html",
+    record.write_atomic(out / "feedback" / f"{name}.html",
                         feedback.render(result, spec, detail, lang=lang))
     record.write_results(out, result, name)
 
@@ -504,7 +504,7 @@ def summary_table(run: GradeRun) -> str:
                      f"{r['score']:>6g}/{r['max_score']:<6g}  "
                      f"{r['status']:<7}  {seconds:>5.1f}s  {clean_text(r['message'], 70)}")
     graded = len(run.details)
-    lines.append(f"{graded} submissions graded in {run.seconds:.1f} s "
+    lines.append(f"{graded} submissions in {run.seconds:.1f} s "
                  f"({60 * graded / max(run.seconds, 1e-9):.1f}/min); "
                  f"isolation: {clean_text(run.isolation, 400)}; output in {run.out}")
     if kept:

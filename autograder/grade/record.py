@@ -13,6 +13,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 import threading
 import types
 import warnings
@@ -123,18 +124,32 @@ def results_json(student_id: str, assignment: str, tests: list[CheckResult]) -> 
             "max_score": max_score, "tests": tests}
 
 
+def write_atomic(path: Path, text: str) -> None:
+    """``path`` holds either its old content or all of ``text``, whenever the run is stopped."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# What a class's result carries beside its results file's keys: the grades.csv row's status and
+# message (kept in resume's side file) and the checks by id.
+_NOT_IN_RESULTS_FILE = ("status", "message", "tests_by_check")
+
+
 def write_results(out: Path, result: ResultsFile, name: str | None = None) -> None:
     """``name``: the file's name, ``safe_filename`` of the student's id as found on disk."""
-    from autograder.grade.resume import write_atomic
-
     path = out / "results" / f"{name or safe_filename(result['student_id'])}.json"
-    write_atomic(path, json.dumps(result, indent=2) + "\n")
+    kept = {k: v for k, v in result.items() if k not in _NOT_IN_RESULTS_FILE}
+    write_atomic(path, json.dumps(kept, indent=2) + "\n")
 
 
 def write_grades_csv(out: Path, rows: list[GradeRow], late: bool = False) -> None:
     """``late``: a late policy applies, so the score before the penalty is a column too."""
-    from autograder.grade.resume import write_atomic
-
     fields = (*CSV_FIELDS, *LATE_FIELDS) if late else CSV_FIELDS
     text = io.StringIO(newline="")
     writer = csv.DictWriter(text, fieldnames=fields)

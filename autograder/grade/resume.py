@@ -1,12 +1,14 @@
 """Resuming a class run: which results in OUT can be kept, and writing files so that none is
 ever half-written.
 
-Each results/<student>.json is written as soon as that student is graded, by ``write_atomic``
+Each results/<student>.json is written as soon as that student is graded, by ``record.write_atomic``
 (a temporary file in the same folder, then ``os.replace``), feedback page first, results file
-last, then ``OUT/.resume/<student>.sha256``: a hash of everything its grade depends on (the notebook's bytes, its timestamp.txt, the student's late
-policy, the release notebook, the checks' and probes' source, the course secret, the limits), kept
-beside the results file, not in it, so that the results stay what they were (byte-identical for
-the same code, whatever the notebook's language or layout).
+last, then ``OUT/.resume/<student>.json``: a hash of everything its grade depends on (the
+notebook's bytes, its timestamp.txt, the student's late policy, the release notebook, the checks'
+and probes' source, the course secret, the limits) and the student's grades.csv status and
+message, which a rerun needs to rebuild the row. Both are kept beside the results file, not in it,
+so that the results file stays the contract's (DESIGN.md: its five keys) and byte-identical for
+the same code, whatever the notebook's language or layout.
 A later ``grade`` keeps a result whose digest is what it would compute now and grades the rest;
 ``--regrade-all`` keeps none.
 """
@@ -16,8 +18,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import os
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
@@ -27,18 +27,6 @@ from autograder.results import GRADER_ERRORS, ClassResult, StudentStatus
 from autograder.spec import Assignment
 from autograder.worker import submission
 from autograder.worker.normalise import NotebookError
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """``path`` holds either its old content or all of ``text``, whenever the run is stopped."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _source(module: str) -> bytes:
@@ -92,38 +80,46 @@ def kept(out: Path, spec: Assignment, student_id: str, digest: str | None) -> Cl
     notebook and everything else its grade depends on, and not a failure of the grader's."""
     if digest is None:
         return None
-    try:
-        stored = _digest_path(out, student_id).read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
     result = read(out, spec, student_id)
-    if result is None or stored != digest:
+    if result is None or _stored(out, student_id).get("digest") != digest:
         return None
-    if result.get("status") == StudentStatus.ERROR and str(
-            result.get("message", "")).startswith(GRADER_ERRORS):
+    if result["status"] == StudentStatus.ERROR and str(result["message"]).startswith(
+            GRADER_ERRORS):
         return None
     return result
 
 
-def _digest_path(out: Path, student_id: str) -> Path:
-    return out / ".resume" / f"{record.safe_filename(student_id)}.sha256"
+def _side_path(out: Path, student_id: str) -> Path:
+    return out / ".resume" / f"{record.safe_filename(student_id)}.json"
+
+
+def _stored(out: Path, student_id: str) -> dict:
+    """The side file's {"digest", "status", "message"}; {} when missing or unreadable."""
+    try:
+        stored = json.loads(_side_path(out, student_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return stored if isinstance(stored, dict) else {}
 
 
 def forget(out: Path, student_id: str) -> None:
     """Before a student's files are rewritten: none of them may be kept until all are."""
-    _digest_path(out, student_id).unlink(missing_ok=True)
+    _side_path(out, student_id).unlink(missing_ok=True)
 
 
-def remember(out: Path, student_id: str, digest: str | None) -> None:
-    """After a student's files are written: what a later run compares (None: nothing)."""
+def remember(out: Path, student_id: str, digest: str | None, status: str, message: str) -> None:
+    """After a student's files are written: what a later run compares and the row it rebuilds
+    (``digest`` None: nothing, the student is graded again)."""
     if digest is not None:
-        _digest_path(out, student_id).parent.mkdir(exist_ok=True)
-        write_atomic(_digest_path(out, student_id), digest + "\n")
+        _side_path(out, student_id).parent.mkdir(exist_ok=True)
+        record.write_atomic(_side_path(out, student_id), json.dumps(
+            {"digest": digest, "status": status, "message": message}, sort_keys=True) + "\n")
 
 
 def read(out: Path, spec: Assignment, student_id: str) -> ClassResult | None:
-    """``student_id``'s results file as a ClassResult (its checks by id), None when it is
-    missing or not one of this grader's for this assignment."""
+    """``student_id``'s results file as a ClassResult (its checks by id, its row's status and
+    message from the side file), None when it is missing or not one of this grader's for this
+    assignment."""
     path = out / "results" / f"{record.safe_filename(student_id)}.json"
     try:
         result = json.loads(path.read_text(encoding="utf-8"))
@@ -132,7 +128,9 @@ def read(out: Path, spec: Assignment, student_id: str) -> ClassResult | None:
     if not isinstance(result, dict) or result.get("student_id") != record.valid_text(student_id):
         return None
     tests = result.get("tests")
+    row = _stored(out, student_id)
     if (result.get("assignment") != spec.name or not isinstance(tests, list)
-            or len(tests) != len(spec.checks) or "status" not in result):
+            or len(tests) != len(spec.checks) or "status" not in row):
         return None
-    return dict(result, tests_by_check={c.id: t for c, t in zip(spec.checks, tests)})
+    return dict(result, status=row["status"], message=row.get("message", ""),
+                tests_by_check={c.id: t for c, t in zip(spec.checks, tests)})

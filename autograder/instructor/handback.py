@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 from autograder.grade import record
-from autograder.grade.resume import write_atomic
+from autograder.grade.record import write_atomic
 from autograder.limits import UsageError
 from autograder.results import StudentStatus
 
