@@ -112,30 +112,26 @@ def _exit_now(signum: int, _frame) -> None:
 
 
 @contextlib.contextmanager
-def interruptible() -> Iterator[None]:
-    """While inside, SIGINT and SIGTERM raise :class:`Interrupted` in the main thread (outside
-    it, or in another thread, nothing changes: signals reach the main thread only)."""
+def _handling(handler) -> Iterator[None]:
+    """``handler`` for SIGINT and SIGTERM while inside, in the main thread (outside it, or in
+    another thread, nothing changes: signals reach the main thread only)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {s: signal.signal(s, _raise) for s in SIGNALS}
+    previous = {s: signal.signal(s, handler) for s in SIGNALS}
     try:
         yield
     finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+        for s, old in previous.items():
+            signal.signal(s, old)
 
 
-@contextlib.contextmanager
-def final() -> Iterator[None]:
+def interruptible() -> contextlib.AbstractContextManager[None]:
+    """While inside, SIGINT and SIGTERM raise :class:`Interrupted` in the main thread."""
+    return _handling(_raise)
+
+
+def final() -> contextlib.AbstractContextManager[None]:
     """While inside (the clean-up after an interruption), a further signal kills the children
     and exits at once instead of interrupting the clean-up halfway."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {s: signal.signal(s, _exit_now) for s in SIGNALS}
-    try:
-        yield
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+    return _handling(_exit_now)
