@@ -3,8 +3,10 @@
     python grade_blind.py grade ASSIGNMENT SECRET [--twice]   # one run (ids <id>, and <id>_b with --twice)
     python grade_blind.py table ASSIGNMENT                     # every run so far
 
-Blind set: /work/blind_<ASSIGNMENT>/<id>.ipynb with manifest.json {id: {task, kind}}.
-Runs in /work/grading/<ASSIGNMENT>/<SECRET>/ with /work/gr's checkout (frozen checks).
+Blind set: $BLIND_ROOT/blind_<ASSIGNMENT>/<id>.ipynb with manifest.json {id: {task, kind}}.
+Runs in $GRADING/<ASSIGNMENT>/<SECRET>/ with the checkout $GR (its .venv, its checks).
+Defaults: BLIND_ROOT=/work, GRADING=/work/grading, GR=/work/gr (a frozen clone, so the checks
+graded are the ones measured, whatever main does meanwhile). `--workers` comes from $WORKERS (2).
 """
 import csv
 import importlib
@@ -15,19 +17,22 @@ import subprocess
 import sys
 from pathlib import Path
 
-GR = Path("/work/gr")
+GR = Path(os.environ.get("GR", "/work/gr"))
+BLIND_ROOT = Path(os.environ.get("BLIND_ROOT", "/work"))
+GRADING = Path(os.environ.get("GRADING", "/work/grading"))
+WORKERS = os.environ.get("WORKERS", "2")
 PY = GR / ".venv/bin/python"
 
 
 def manifest(a):
-    return json.loads((Path(f"/work/blind_{a}") / "manifest.json").read_text())
+    return json.loads((BLIND_ROOT / f"blind_{a}" / "manifest.json").read_text())
 
 
 def grade(a, secret, twice):
-    base = Path(f"/work/grading/{a}/{secret}")
+    base = GRADING / a / secret
     shutil.rmtree(base, ignore_errors=True)
     for vid in manifest(a):
-        src = Path(f"/work/blind_{a}/{vid}.ipynb")
+        src = BLIND_ROOT / f"blind_{a}" / f"{vid}.ipynb"
         for sid in ([vid, vid + "_b"] if twice else [vid]):
             dst = base / "submitted" / sid / a / f"{a}.ipynb"
             dst.parent.mkdir(parents=True, exist_ok=True)
@@ -35,9 +40,10 @@ def grade(a, secret, twice):
     env = dict(os.environ, PATH=f"{GR / '.venv/bin'}:{os.environ['PATH']}")
     with open(base / "grade.log", "w") as log:
         done = subprocess.run([str(PY), "-m", "autograder", "grade", a, str(base / "submitted"),
-                               "--out", str(base / "out"), "--seed", secret, "--workers", "2",
+                               "--out", str(base / "out"), "--seed", secret, "--workers", WORKERS,
                                "--db", f"sqlite:///{base / 'gb.db'}", "--no-progress"],
-                              cwd=GR, env=env, stdout=log, stderr=subprocess.STDOUT)
+                              check=False, cwd=GR, env=env, stdout=log,
+                              stderr=subprocess.STDOUT)
     print(a, secret, "exit", done.returncode)
 
 
@@ -50,7 +56,7 @@ def task_of(a):
 
 def table(a):
     tasks = task_of(a)
-    runs = sorted(p for p in Path(f"/work/grading/{a}").glob("*/out/grades.csv"))
+    runs = sorted(p for p in (GRADING / a).glob("*/out/grades.csv"))
     rows = {}
     for grades in runs:
         secret = grades.parent.parent.name

@@ -1,0 +1,20 @@
+# task: ps1.abstract_eval
+# what: off-by-one range check: rejects axis = -x.ndim, which is valid
+# %% abstract_eval
+def weighted_sum_abstract_eval(x, w, *, axis):
+    # ps1.abstract_eval: a ShapedArray for the result; TypeError for operands that do not fit.
+    if not -x.ndim < axis < x.ndim:
+        raise TypeError(f"axis {axis} out of range for rank {x.ndim}")
+    axis = axis % x.ndim
+    if w.ndim != 1 or w.shape[0] != x.shape[axis]:
+        raise TypeError(f"w must have shape ({x.shape[axis]},), got {w.shape}")
+    if x.dtype != w.dtype:
+        raise TypeError(f"dtypes differ: {x.dtype} and {w.dtype}")
+    shape = x.shape[:axis] + x.shape[axis + 1:]
+    return ShapedArray(shape, x.dtype, weak_type=x.weak_type and w.weak_type)
+
+
+weighted_sum_p.def_abstract_eval(weighted_sum_abstract_eval)
+# %% witness
+out = jax.eval_shape(lambda a, b: weighted_sum(a, b, axis=-3), jax.ShapeDtypeStruct((2, 3, 5), jnp.float32), jax.ShapeDtypeStruct((2,), jnp.float32))
+result = None if out.shape == (3, 5) else f"shape {out.shape}"
