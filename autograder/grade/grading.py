@@ -28,6 +28,7 @@ from autograder.grade import (
     record,
     reproduce,
     resume,
+    similarity,
     stopping,
     summary,
 )
@@ -121,6 +122,23 @@ def hidden_paths(*, root: Path, submitted: Path, out: Path, db_url: str) -> list
                 and not any(k.is_relative_to(p) for k in keep)):
             result.append(p)
     return [str(p) for p in result]
+
+
+def _similarity_page(out: Path, name: str, notebooks: dict[str, Path | None],
+                     release_cells: list[dict], lang: str) -> bool:
+    """OUT/similarity.html (autograder.grade.similarity); whether it was written. A failure costs
+    the page, never the run: it is printed and the summary links no page. A class of one
+    (a Gradescope submission, a `--student` regrade's folder of one) compares nothing."""
+    if sum(path is not None for path in notebooks.values()) < 2:
+        return False
+    try:
+        page = similarity.render(name, notebooks, release_cells, lang=lang)
+    except Exception as err:  # noqa: BLE001 - a report, never the grades
+        print(f"the similarity report could not be made: {type(err).__name__}: {err}",
+              file=sys.stderr)
+        return False
+    record.write_atomic(out / "similarity.html", page)
+    return True
 
 
 def find_notebooks(submitted: Path, assignment: Assignment) -> list[tuple[str, Path | None, str]]:
@@ -281,10 +299,14 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
                   for sid in sorted(set(roster) - shown - set(map(record.valid_text,
                                                                   absent(submitted, spec)))))])
             record.write_grades_csv(out, rows + missing, late=late_policy is not None)
+            compared = interrupted is None and _similarity_page(
+                out, spec.name, {record.valid_text(sid): path for sid, path, _ in all_jobs},
+                release_cells, lang)
             record.write_atomic(out / "summary.html",
                                 summary.render(spec, results, rows, lang=lang,
                                                retried=retried, missing=missing,
-                                               off_roster=off_roster))
+                                               off_roster=off_roster,
+                                               similarity_link=compared))
     isolation = _isolation(details)
     by_id = {row["student_id"]: row for row in rows}
     own_rows = {sid: by_id[record.valid_text(sid)] for sid, _, _ in to_grade

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from html import escape
 
+from autograder.grade import similarity
 from autograder.grade.feedback import CSS, task_lines
 from autograder.grade.messages import HTML_LANG, check_lang, explain, task_title, text
 from autograder.results import NOT_PASSED, CheckResult, ClassResult, GradeRow, Status, StudentStatus
@@ -49,12 +50,13 @@ def _chart(counts: list[tuple[str, int]], students: int, title: str, lang: str =
 
 def render(assignment: Assignment, results: list[ClassResult], rows: list[GradeRow], *,
            lang: str = "en", retried: dict[str, str] | None = None,
-           missing: list[GradeRow] | None = None, off_roster: list[str] | None = None) -> str:
+           missing: list[GradeRow] | None = None, off_roster: list[str] | None = None,
+           similarity_link: bool = False) -> str:
     """``results``: each student's results JSON plus ``tests_by_check``; ``rows``: grades.csv's;
     ``lang``: the page's language (autograder.grade.messages); ``retried``: the students graded
     again after their worker died (student id -> what the first attempt raised); ``missing``:
     the rows of students who handed nothing in; ``off_roster``: ids not among nbgrader's
-    students."""
+    students; ``similarity_link``: whether the run wrote similarity.html beside the page."""
     lang = check_lang(lang)
     graded = [r for r, row in zip(results, rows) if row["status"] != StudentStatus.ERROR]
     scores = sorted(r["score"] for r in graded)
@@ -68,6 +70,8 @@ def render(assignment: Assignment, results: list[ClassResult], rows: list[GradeR
         "<p>" + text(lang, "summary.counts", n=len(rows), graded=len(graded),
                      errored=len(rows) - len(graded)) + "</p>",
     ]
+    if similarity_link:
+        parts.append(similarity.link(lang))
     if scores:
         median = scores[len(scores) // 2] if len(scores) % 2 else (
             scores[len(scores) // 2 - 1] + scores[len(scores) // 2]) / 2
