@@ -49,6 +49,7 @@ from autograder.results import (
 )
 from autograder.spec import Assignment
 from autograder.text import clean_text
+from autograder.worker import points
 from autograder.worker.normalise import grade_ids, read_release
 from autograder.worker.runner import (
     Config,
@@ -213,6 +214,12 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
     for sub in ("results", "feedback"):
         (out / sub).mkdir(parents=True, exist_ok=True)
     release_cells = read_release(release_path)
+    # The released test cells' points are what this run scores against (autograder.worker.points).
+    rescaled = points.changes(spec, release_cells)
+    if rescaled and not quiet:
+        print(f"points from the release: {'; '.join(rescaled)} (each check of a cell scaled "
+              "in proportion)")
+    spec = points.scaled(spec, release_cells)
     config = Config(package=package, assignment=assignment, release_cells=release_cells,
                     limits=limits, secret=course_secret(root, seed),
                     hide=hidden_paths(root=root, submitted=submitted, out=out, db_url=db_url),

@@ -71,7 +71,7 @@ from autograder.student import sandbox
 from autograder.student.channel import Channel, ChannelError
 from autograder.student.guard import TRIPWIRE_KINDS
 from autograder.text import clean_text
-from autograder.worker import policy, submission
+from autograder.worker import points, policy, submission
 from autograder.worker.hidden import hide_values
 from autograder.worker.normalise import Notebook, NotebookError, normalise
 
@@ -215,7 +215,8 @@ def init_worker(config: Config) -> None:
         os.environ.clear()
         os.environ.update(saved)
     _state.update(
-        config=config, assignment=checks.ASSIGNMENT, probes=probes_name, ctx=ctx,
+        config=config, assignment=points.scaled(checks.ASSIGNMENT, config.release_cells),
+        probes=probes_name, ctx=ctx,
         has_gpu=any(d.platform == "gpu" for d in jax.devices()),
         uids=_UidBlock(config.base_uid), cgroups=_Cgroups.find(),
     )

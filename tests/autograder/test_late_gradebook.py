@@ -24,9 +24,29 @@ STAMPS = {"late_pst": "2026-11-20 08:00:00.250000 PST",  # 16:00 UTC: 1 day late
           "ambiguous": "2026-11-20 11:00:00.000000 CST"}  # US Central or China: unreadable
 
 
-def test_nbgrader_export_agrees_with_grades_csv(tmp_path, capsys):
+# A release that changed test cells' points (the released notebook's nbgrader metadata, which
+# nbgrader's generate_assignment also writes into the gradebook): test_abstract 2 -> 4 (its two
+# checks of 1 become 2 each), test_jvp 2 -> 1 (0.5 each). The toy's maximum, GPU check left out,
+# goes from 5 to 6.
+NEW_POINTS = {"test_abstract": 4, "test_jvp": 1}
+
+
+def _release_points(root, changed: dict[str, int]) -> None:
+    path = root / "assignments" / "toy" / "toy.ipynb"
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        meta = cell["metadata"].get("nbgrader", {})
+        if meta.get("grade_id") in changed:
+            meta["points"] = changed[meta["grade_id"]]
+    path.write_text(json.dumps(nb))
+
+
+@pytest.mark.parametrize("changed", [{}, NEW_POINTS], ids=["points-as-written", "points-changed"])
+def test_nbgrader_export_agrees_with_grades_csv(tmp_path, capsys, changed):
     root = tmp_path / "course"
     shutil.copytree(TOY_ROOT, root)
+    _release_points(root, changed)
+    full = 6.0 if changed else 5.0
     (root / "course.toml").write_text(
         '[late.toy]\ndue = "2026-11-20 12:00"\nlate_days = 3\npenalty_per_day = 0.1\n'
         '[late.toy.extensions]\nextended = 3\n')
@@ -42,7 +62,19 @@ def test_nbgrader_export_agrees_with_grades_csv(tmp_path, capsys):
     said = capsys.readouterr().out
     rows = {r["student_id"]: r for r in exports.read_grades(out)}
     assert {s: (r["score"], r["late_days"]) for s, r in rows.items()} == {
-        "late_pst": ("4.5", "1"), "extended": ("5.0", "0"), "ambiguous": ("5.0", "0")}
+        "late_pst": (str(full * 0.9), "1"), "extended": (str(full), "0"),
+        "ambiguous": (str(full), "0")}
+    # Every output carries the release's maximum: grades.csv, results, feedback, summary.
+    assert {r["max_score"] for r in rows.values()} == {str(full)}
+    result = json.loads((out / "results" / "extended.json").read_text())
+    assert result["max_score"] == full
+    weights = {t["name"].split(":")[0]: t["max_points"] for t in result["tests"]}
+    assert weights["toy.abstract.jit"] == (2.0 if changed else 1.0)
+    assert weights["toy.jvp.x64"] == (0.5 if changed else 1.0)
+    assert f"of {full:g} points" in (out / "summary.html").read_text()
+    assert f"{full:g}" in (out / "feedback" / "extended.html").read_text()
+    assert ("points from the release: test_abstract: 2 -> 4; test_jvp: 2 -> 1" in said) == bool(
+        changed)
     assert "1 timestamps could not be read" in said and "ambiguous: timestamp.txt" in said
     listed = (out / "summary.html").read_text().split("Timestamps that could not be read")[1]
     assert "ambiguous" in listed.split("<h2>")[0] and "CST" in listed.split("<h2>")[0]
@@ -63,7 +95,7 @@ def test_nbgrader_export_agrees_with_grades_csv(tmp_path, capsys):
         assert float(got["max_score"]) == pytest.approx(float(row["max_score"])), student
         assert got["duedate"].startswith("2026-11-20 12:00:00")
     assert exported["late_pst"]["timestamp"].startswith("2026-11-20 16:00:00.25")
-    assert float(exported["late_pst"]["late_submission_penalty"]) == pytest.approx(0.5)
+    assert float(exported["late_pst"]["late_submission_penalty"]) == pytest.approx(full * 0.1)
     assert exported["ambiguous"]["timestamp"] == ""
     from nbgrader.api import Gradebook
 
