@@ -74,8 +74,11 @@ def _export(args: argparse.Namespace) -> int:
         exports.write_gradescope(args.graded, args.student, args.dest or Path("results.json"),
                                  visibility=args.visibility, test_visibility=args.visibility)
         return 0
-    text = exports.canvas_csv(args.graded, column=args.column,
-                              roster=args.roster)
+    if args.format == "gradescope-scores":
+        emails = exports.gradebook_emails(args.db) if args.db else {}
+        text = exports.gradescope_scores_csv(args.graded, emails=emails)
+    else:
+        text = exports.canvas_csv(args.graded, column=args.column, roster=args.roster)
     if args.dest:
         args.dest.write_text(text, encoding="utf-8")
     else:
@@ -167,12 +170,18 @@ def parser() -> argparse.ArgumentParser:
     d.add_argument("--lang", choices=LANGS, default="en",
                    help="language of the feedback pages and the summaries")
     d.set_defaults(func=_demo)
-    e = sub.add_parser("export", help="grades for Gradescope or Canvas, from a graded OUT")
-    e.add_argument("format", choices=["gradescope", "canvas"])
+    e = sub.add_parser("export", help="grades for Gradescope or Canvas, from a graded OUT",
+                       description="gradescope: one student's results.json (a Gradescope "
+                                   "autograder's output); gradescope-scores: the whole class as "
+                                   "a CSV for Gradescope's score upload (SID, Email, one column "
+                                   "per task, Total Score, Status); canvas: Canvas's gradebook "
+                                   "import CSV. No grade (error, missing) is an empty cell.")
+    e.add_argument("format", choices=["gradescope", "gradescope-scores", "canvas"])
     e.add_argument("graded", type=Path, help="the OUT folder of a `grade` run")
     e.add_argument("student", nargs="?", help="gradescope: the student whose results.json")
     e.add_argument("--dest", type=Path, default=None,
-                   help="gradescope: results.json path; canvas: CSV path (default stdout)")
+                   help="gradescope: results.json path; gradescope-scores, canvas: CSV path "
+                        "(default stdout)")
     e.add_argument("--visibility", default="after_published",
                    choices=["visible", "hidden", "after_due_date", "after_published"],
                    help="gradescope: when students see the result and each check")
@@ -180,6 +189,9 @@ def parser() -> argparse.ArgumentParser:
                    help="canvas: gradebook column, e.g. 'ps1_primitives (1234)'")
     e.add_argument("--roster", type=Path, default=None,
                    help="canvas: a gradebook CSV exported from Canvas, to match students")
+    e.add_argument("--db", default=None,
+                   help="gradescope-scores: the nbgrader gradebook whose students' emails fill "
+                        "the Email column (default: none, SID alone)")
     e.set_defaults(func=_export)
     f = sub.add_parser("feedback", help="lay the feedback pages out for nbgrader release_feedback",
                        description="Copy OUT/feedback/<student>.html to <nbgrader's "

@@ -120,7 +120,36 @@ def test_canvas_csv_follows_the_import_format(demo_out, name):
     assert {r[3] for r in rows[2:]} == set(grades)
     for row in rows[2:]:
         assert len(row) == 6
-        assert float(row[5]) == float(grades[row[3]]["score"])
+        if grades[row[3]]["status"] in ("error", "missing"):  # no grade: empty, never a 0
+            assert row[5] == "", row
+        else:
+            assert float(row[5]) == float(grades[row[3]]["score"])
+
+
+@pytest.mark.parametrize("name", ASSIGNMENTS)
+def test_gradescope_scores_csv_has_every_student_and_task(demo_out, name):
+    """The class-wide Gradescope export: one row per grades.csv row, a column per task whose
+    cells add up to the row's score (no late policy in the demo), empty cells where there is no
+    grade; every check id is its task's id and one more part, which the export relies on."""
+    from autograder.grade.grading import load_assignment
+
+    spec = load_assignment(name, "autograder.assignments")
+    assert all(c.id.rsplit(".", 1)[0] == c.task for c in spec.checks)
+    graded = demo_out / name / "graded"
+    rows = list(csv.DictReader(io.StringIO(exports.gradescope_scores_csv(graded))))
+    columns = [f"{t.id} (" for t in spec.tasks]
+    header = list(rows[0])
+    assert header[:2] == ["SID", "Email"] and header[-2:] == ["Total Score", "Status"]
+    assert [h.split("(")[0] + "(" for h in header[2:-2]] == columns
+    grades = {r["student_id"]: r for r in exports.read_grades(graded)}
+    assert [r["SID"] for r in rows] == list(grades)
+    for row in rows:
+        tasks = [row[h] for h in header[2:-2]]
+        if grades[row["SID"]]["status"] in ("error", "missing"):
+            assert row["Total Score"] == "" and set(tasks) == {""}, row
+        else:
+            assert float(row["Total Score"]) == pytest.approx(float(grades[row["SID"]]["score"]))
+            assert sum(map(float, tasks)) == pytest.approx(float(row["Total Score"]))
 
 
 def test_canvas_csv_takes_identities_from_a_roster(demo_out, tmp_path):
@@ -154,6 +183,11 @@ def test_export_command(demo_out, tmp_path):
                           "nobody"], cwd=ROOT, env=env, capture_output=True, text=True,
                          check=False)
     assert run.returncode == 2 and "no results" in run.stderr
+    run = subprocess.run([sys.executable, "-m", "autograder", "export", "gradescope-scores",
+                          str(graded)], cwd=ROOT, env=env, capture_output=True, text=True,
+                         check=False)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == exports.gradescope_scores_csv(graded)
 
 
 def _graded(tmp_path: Path, students: dict[str, float]) -> Path:
@@ -234,3 +268,28 @@ def test_canvas_csv_says_which_students_the_roster_and_the_grades_do_not_share(t
     exports.canvas_csv(_graded(tmp_path / "2", {"alice": 2.0, "bob": 1.0}), roster=roster,
                        warn=said.append)
     assert said == []
+
+
+def test_gradescope_scores_take_emails_from_the_gradebook_and_leave_no_grade_empty(tmp_path):
+    from autograder.grade import record
+
+    out = _graded(tmp_path, {"alice": 2.0, "=bob": 1.0})
+    rows = exports.read_grades(out)
+    rows.append({"student_id": "carol", "assignment": "ps", "score": 0.0, "max_score": 2.0,
+                 "status": "error", "message": "a time limit: to be regraded"})
+    record.write_grades_csv(out, rows)
+    db = f"sqlite:///{tmp_path / 'gb.db'}"
+    record._venv_on_path()
+    gradebook, _ = record._gradebook_api()
+    with gradebook(db) as gb:
+        gb.add_student("alice", email="alice@example.edu")
+        gb.add_student("carol")
+    emails = exports.gradebook_emails(db)
+    assert emails == {"alice": "alice@example.edu"}
+    got = list(csv.reader(io.StringIO(exports.gradescope_scores_csv(out, emails=emails))))
+    assert got == [["SID", "Email", "c (2 pts)", "Total Score", "Status"],
+                   ["alice", "alice@example.edu", "2", "2", "graded"],
+                   ["'=bob", "", "1", "1", "graded"],
+                   ["carol", "", "", "", "error"]]
+    canvas = list(csv.reader(io.StringIO(exports.canvas_csv(out))))
+    assert canvas[-1][3:] == ["carol", "", ""]  # no grade: empty, not 0

@@ -15,6 +15,14 @@ check's output also carries its "Try it yourself" snippet, the one the feedback 
 (autograder.grade.reproduce; inputs of its own, never the grading ones): such a test's output is
 Markdown (``output_format: "md"``), the message escaped and the snippet in a code block.
 
+Gradescope's score upload, for the whole class at once (an offline assignment's "Upload
+scores", or a programming assignment's manual scores): a CSV of one row per student, ``SID`` to
+match the roster on, ``Email`` from nbgrader's students where the gradebook has one, one column
+per task named as Gradescope's own exports name questions (``<task id> (<points> pts)``, before
+any late penalty), then
+``Total Score`` (after any late penalty, as grades.csv) and ``Status``. A submission that could
+not be graded (``error``, to be regraded) or is missing has empty score cells, never a 0.
+
 Canvas (its gradebook import format): a CSV whose first columns identify the student
 (``Student``, ``ID``, ``SIS User ID``, ``SIS Login ID``, ``Section``), then one column per
 assignment, named as the gradebook names it (``Title (id)`` for an existing assignment; a new
@@ -158,6 +166,61 @@ def write_gradescope(out: Path, student_id: str, dest: Path, *,
     return dest
 
 
+NO_GRADE = (StudentStatus.ERROR, StudentStatus.MISSING)
+
+
+def import_score(row: dict) -> str:
+    """A grades.csv row's score for an import: empty where there is no grade (``error``: to be
+    regraded; ``missing``: the course's policy decides), never a silent 0."""
+    return "" if row.get("status") in NO_GRADE else f"{float(row['score']):g}"
+
+
+def _task_of(check_name: str) -> str:
+    """A check's task from its results name (``ps1.jvp.grad: ...`` -> ``ps1.jvp``): every check
+    id is its task's id and one more part (tests/test_exports.py holds the five to it)."""
+    return ".".join(check_name.split(":", 1)[0].split(".")[:2])
+
+
+def gradescope_scores_csv(out: Path, *, emails: dict[str, str] | None = None) -> str:
+    """The class's scores as Gradescope's score upload reads them (the module's docstring)."""
+    grades = read_grades(out)
+    results = {r["student_id"]: r for r in read_results(out)}
+    tasks: dict[str, float] = {}  # task -> its maximum, as the results' max_score counts it
+    for result in results.values():
+        counted = [t for t in result["tests"] if t["status"] != Status.NOT_RUN]  # GPU checks
+        for test in result["tests"]:
+            tasks.setdefault(_task_of(test["name"]), 0.0)
+        for task in {_task_of(t["name"]) for t in counted}:
+            tasks[task] = max(tasks[task], sum(float(t["max_points"]) for t in counted
+                                               if _task_of(t["name"]) == task))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(["SID", "Email", *(f"{t} ({p:g} pts)" for t, p in tasks.items()),
+                     "Total Score", "Status"])
+    for row in grades:
+        sid = row["student_id"]
+        earned = dict.fromkeys(tasks, "")
+        result = results.get(sid)
+        if result is not None and row.get("status") not in NO_GRADE:
+            for task in tasks:
+                got = sum(float(t["points"]) for t in result["tests"]
+                          if _task_of(t["name"]) == task)
+                earned[task] = f"{got:g}"
+        writer.writerow([csv_field(sid), csv_field((emails or {}).get(sid, "")),
+                         *earned.values(), import_score(row), csv_field(str(row["status"]))])
+    return buffer.getvalue()
+
+
+def gradebook_emails(db_url: str) -> dict[str, str]:
+    """Student id -> email, from nbgrader's students (``nbgrader db student add --email``)."""
+    from autograder.grade.record import _gradebook_api, _venv_on_path
+
+    _venv_on_path()
+    gradebook, _ = _gradebook_api()
+    with gradebook(db_url) as gb:
+        return {s.id: s.email for s in gb.students if s.email}
+
+
 def canvas_csv(out: Path, *, column: str | None = None, roster: Path | None = None,
                warn: Callable[[str], None] | None = None) -> str:
     """The Canvas gradebook import CSV for a graded class.
@@ -193,7 +256,11 @@ def canvas_csv(out: Path, *, column: str | None = None, roster: Path | None = No
         identity = [who.get(k, "") for k in CANVAS_IDENTITY]
         identity[3] = row["student_id"]
         # Scores are ours and never negative; every text field is kept from spreadsheet formulas.
-        writer.writerow([*map(csv_field, identity), f"{float(row['score']):g}"])
+        writer.writerow([*map(csv_field, identity), import_score(row)])
+    ungraded = [row["student_id"] for row in grades if row.get("status") == StudentStatus.ERROR]
+    if ungraded:
+        warn(f"warning: {_some(ungraded)} could not be graded (status error: regrade them); "
+             "their scores are empty, not 0")
     if roster is not None:
         graded = {row["student_id"] for row in grades}
         missing = [login for login in known if login not in graded]
