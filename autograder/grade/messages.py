@@ -205,6 +205,7 @@ PHRASES: tuple[tuple[str, str], ...] = (
     ("the file is JSON but not a Jupyter notebook (no list of cells)",
      "文件是 JSON,但不是 Jupyter 笔记本(没有单元格列表)"),
     ("the file is not valid JSON", "文件不是有效的 JSON"),
+    ("the file is empty: nothing was saved into it", "文件是空的：其中什么也没有保存"),
     ("the file could not be read as a notebook", "文件无法作为笔记本读取"),
     ("a cell that was not a JSON object was ignored", "一个不是 JSON 对象的单元格已被忽略"),
     ("a cell of unknown type was ignored", "一个类型未知的单元格已被忽略"),

@@ -121,6 +121,8 @@ def _normalise(data: bytes, release: list[dict], assignment: str,
                others: dict[str, frozenset[str]]) -> Notebook:
     if len(data) > MAX_NOTEBOOK_BYTES:
         raise NotebookError(f"the notebook is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB")
+    if not data.strip():
+        raise NotebookError("the file is empty: nothing was saved into it")
     try:
         nb = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
@@ -142,7 +144,7 @@ def _normalise(data: bytes, release: list[dict], assignment: str,
     solutions: dict[str, Cell] = {}
     added: dict[str | None, list[Cell]] = {None: []}
     after: str | None = None
-    replaced = 0
+    replaced: list[str] = []
     for raw in nb["cells"]:
         if not isinstance(raw, dict):
             notes.append("a cell that was not a JSON object was ignored")
@@ -159,13 +161,13 @@ def _normalise(data: bytes, release: list[dict], assignment: str,
             after = grade_id
         elif role in ("provided", "test"):
             if source not in (known[grade_id]["source"], *known[grade_id].get("also", ())):
-                replaced += 1
+                replaced.append(grade_id)
             after = grade_id
         else:
             role_name = "student" if kind == "code" else "text"
             added.setdefault(after, []).append(_student_cell(kind, source, role_name, None))
     cells = list(added[None])
-    restored = 0
+    restored: list[str] = []
     for rel in release:
         meta = nbgrader_meta(rel)
         role = release_role(meta)
@@ -177,17 +179,20 @@ def _normalise(data: bytes, release: list[dict], assignment: str,
                 rel.get("cell_type", "code"), rel["source"], "solution", grade_id))
         else:
             if grade_id not in _seen_ids(nb["cells"]):
-                restored += 1
+                restored.append(grade_id)
             is_code = rel.get("cell_type") == "code"
             cells.append(Cell(rel.get("cell_type", "code"), rel["source"], role, grade_id,
                               run=is_code and role == "provided",
                               note="test cell: graded by the autograder's own checks"
                               if role == "test" else ""))
         cells.extend(added.get(grade_id, []))
+    # Named by grade id, so the student knows which cell of theirs the grader did not run.
     if replaced:
-        notes.append(f"{replaced} edited provided or test cell(s) were restored from the release")
+        notes.append(f"{len(replaced)} edited provided or test cell(s) were restored from the "
+                     f"release ({', '.join(replaced)})")
     if restored:
-        notes.append(f"{restored} deleted provided or test cell(s) were put back")
+        notes.append(f"{len(restored)} deleted provided or test cell(s) were put back "
+                     f"({', '.join(restored)})")
     return Notebook(tuple(cells), tuple(notes))
 
 
