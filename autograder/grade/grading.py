@@ -537,9 +537,9 @@ def summary_table(run: GradeRun) -> str:
                  f"({60 * graded / max(run.seconds, 1e-9):.1f}/min); "
                  f"isolation: {clean_text(run.isolation, 400)}; output in {run.out}")
     if kept:
-        lines.append(f"{len(kept)} results kept from an earlier run (same notebook, timestamp "
-                     f"and settings; --regrade-all grades them again); grades.csv has "
-                     f"{len(run.rows)} rows")
+        lines.append(f"{len(kept)} results kept from an earlier run (students not named by "
+                     f"--student, or the same notebook, timestamp and settings; --regrade-all "
+                     f"grades them again); grades.csv has {len(run.rows)} rows")
     stamps = [(r["student_id"], r["timestamp_problem"]) for r in run.results
               if r.get("timestamp_problem")]
     if stamps:

@@ -56,6 +56,10 @@ def test_regrading_one_student_keeps_the_class(tmp_path):
     assert (out / "results" / "alice.json").read_bytes() == alice
     page = (out / "summary.html").read_text()
     assert "3 submissions, 3 graded" in page
+    # The run's table is the regraded student's; the line under it says the rest were kept.
+    table = grading.summary_table(run)
+    assert "carol" in table and "alice" not in table and "bob" not in table, table
+    assert "1 submissions in" in table and "2 results kept" in table and "--student" in table
     with Gradebook(f"sqlite:///{db}") as gb:
         assert {s.id for s in gb.students} == set(CLASS)
         assert gb.find_submission("toy", "carol").score == float(after["carol"]["score"])
