@@ -165,3 +165,46 @@ def _sentence(text: str) -> str:
     """As autograder.worker.runner._sentence (not imported: the main process imports no worker
     module for its pages): a plain first word capitalised."""
     return text[:1].upper() + text[1:] if re.match(r"[a-z]+(?=[ ,;:])", text) else text
+
+
+@functools.cache
+def _comment_templates(assignment: str) -> tuple[Template, ...]:
+    entries = _load(catalogue_path(assignment)).get("comments") or {}
+    return tuple(sorted((_template(en, zh) for en, zh in entries.items()),
+                        key=lambda t: -t.weight))
+
+
+def comment(assignment: str, english: str) -> str | None:
+    """A snippet's comment (its text after ``# ``) in Chinese, its fields as they were; None
+    when the catalogue's ``comments`` have no template for it."""
+    if match := re.fullmatch(r"(ps\d+\.[\w.]+): (.+)\.", english):  # the snippet's title
+        entry = descriptions(assignment).get(match.group(1)) or {}
+        if entry.get("en") == match.group(2) and entry.get("zh"):
+            return f"{match.group(1)}：{entry['zh'].replace('`', '')}。"
+    for template in _comment_templates(assignment):
+        if match := template.pattern.fullmatch(english):
+            values = dict(zip(template.fields, match.groups()))
+            return FIELD.sub(lambda m, values=values: values.get(m.group(1), m.group(0)),
+                             template.chinese)
+    return None
+
+
+def snippet(assignment: str, code: str) -> str:
+    """A *Try it yourself* snippet with its comments in Chinese (its code unchanged: the
+    comments are found as Python's tokenizer finds them, never inside a string)."""
+    import io
+    import tokenize
+
+    lines = code.splitlines(keepends=True)
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(code).readline)
+                  if t.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):
+        return code
+    for token in reversed(tokens):  # from the end: earlier columns stay where they are
+        (row, col), (_, end) = token.start, token.end
+        translated = comment(assignment, token.string[1:].strip())
+        if translated is not None:
+            line = lines[row - 1]
+            lines[row - 1] = f"{line[:col]}# {translated}{line[end:]}"
+    return "".join(lines)

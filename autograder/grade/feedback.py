@@ -123,7 +123,7 @@ def task_lines(assignment: Assignment, by_check: dict[str, CheckResult]) -> list
     return lines
 
 
-def _message(lang: str, assignment: Assignment, message: str, check=None) -> str:
+def message_html(lang: str, assignment: Assignment, message: str, check=None) -> str:
     """A check's message, a note or a cell's label as escaped HTML: in English as the grader
     wrote it; in Chinese from the message templates (autograder.grade.check_text), a part no
     template matches with the fixed phrases of autograder.grade.messages translated."""
@@ -131,6 +131,10 @@ def _message(lang: str, assignment: Assignment, message: str, check=None) -> str
         return _esc(message)
     return check_text.message_html(assignment.name, message, lambda part: explain(lang, part),
                                    blame=getattr(check, "blame", ""))
+
+
+def _snippet(lang: str, assignment: Assignment, code: str) -> str:
+    return code if lang == "en" else check_text.snippet(assignment.name, code)
 
 
 def _check_name(lang: str, assignment: Assignment, check, name: str) -> str:
@@ -183,9 +187,9 @@ def render(result: ResultsFile, assignment: Assignment, detail: StudentResult, *
             lang, "feedback.late", note=_esc(late_note(lang, result["late_note"])),
             raw=f"{result['raw_score']:g}") + "</p>")
     if detail.get("message"):
-        parts.append(f"<p class='note'>{_message(lang, assignment, detail['message'])}</p>")
+        parts.append(f"<p class='note'>{message_html(lang, assignment, detail['message'])}</p>")
     for note in detail.get("notes", []):
-        parts.append(f"<p class='note'>{_message(lang, assignment, note)}</p>")
+        parts.append(f"<p class='note'>{message_html(lang, assignment, note)}</p>")
 
     def title(task) -> str:
         return _esc(task_title(lang, assignment.name, task.id, task.title))
@@ -199,7 +203,7 @@ def render(result: ResultsFile, assignment: Assignment, detail: StudentResult, *
     for line in lines:
         task = line["task"]
         why = (f"<div class='muted'>"
-               f"{_message(lang, assignment, line['first_failure'], line['first_check'])}</div>"
+               f"{message_html(lang, assignment, line['first_failure'], line['first_check'])}</div>"
                if line["first_failure"] else "")
         parts.append(
             f"<tr><td><a href='#{_esc(task.id)}'>{_esc(task.id)}</a>: {title(task)}{why}"
@@ -230,13 +234,14 @@ def render(result: ResultsFile, assignment: Assignment, detail: StudentResult, *
                 f"<span class='name'>{_check_name(lang, assignment, check, t['name'])}</span>"
                 f"<span class='pts'>{t['points']:g} / {t['max_points']:g}</span></div>")
             if t["status"] != Status.PASSED and t["message"]:
-                parts.append(f"<p>{_message(lang, assignment, t['message'], check)}</p>")
+                parts.append(f"<p>{message_html(lang, assignment, t['message'], check)}</p>")
             if t["status"] in NOT_PASSED and check.id in reproducers:
                 # Open under an attempted rule that fails; closed under a stub's error.
                 shown = "" if check in stubs else " open"
+                code = _snippet(lang, assignment, reproducers[check.id])
                 parts.append(f"<details class='repro'{shown}><summary>"
                              f"{text(lang, 'feedback.try_it')}</summary>"
-                             f"<pre class='repro'>{_esc(reproducers[check.id])}</pre></details>")
+                             f"<pre class='repro'>{_esc(code)}</pre></details>")
             parts.append("</div>")
         if folded:
             parts.append("</details>")
@@ -254,7 +259,7 @@ def render(result: ResultsFile, assignment: Assignment, detail: StudentResult, *
             break
         label = _esc(text(lang, f"role.{cell['role']}")) if cell["role"] in _ROLES else ""
         if cell.get("note"):
-            note = _message(lang, assignment, cell["note"])
+            note = message_html(lang, assignment, cell["note"])
             label = f"{label}{'；' if lang == 'zh' else '; '}{note}" if label else note
         if cell["cell_type"] != "code":
             source = clean_text(cell["source"], MAX_SHOWN, keep_lines=True)

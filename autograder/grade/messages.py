@@ -254,6 +254,27 @@ def late_note(lang: str, note: str) -> str:
     return note
 
 
+# A notebook's own language: the Chinese release's metadata (autograder.instructor.release,
+# LANG_KEY). A submission bigger than this is not read for it (the page is then English).
+NOTEBOOK_LANG_BYTES = 64 * 1024 * 1024
+
+
+def notebook_lang(path: Path | None) -> str:
+    """The language a submitted notebook says it is in (``metadata.jaxcourse.lang``): "zh" for
+    the Chinese notebook (kept when the student saves it), else "en". A file that is not a
+    readable notebook is English: the student's file decides nothing but the page's words."""
+    import json
+
+    try:
+        if path is None or Path(path).stat().st_size > NOTEBOOK_LANG_BYTES:
+            return "en"
+        meta = json.loads(Path(path).read_bytes()).get("metadata", {})
+        lang = meta.get("jaxcourse", {}).get("lang")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return "en"
+    return lang if isinstance(lang, str) and lang in LANGS else "en"
+
+
 def check_lang(lang: str) -> str:
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r} (the languages are: {', '.join(LANGS)})")
