@@ -143,3 +143,13 @@ def test_every_comment_of_the_snippets_is_translated(name):
     # Only the comments change: the same tokens otherwise.
     assert [line.split("#")[0] for line in chinese.splitlines()] == \
         [line.split("#")[0] for line in code.splitlines()]
+
+
+def test_a_time_limit_is_chinese_with_chinese_punctuation():
+    from autograder.worker.runner import TIME_ERROR
+
+    html = check_text.message_html(
+        "ps1_primitives", f"[ps1.jvp] the time limit of 20 s was exceeded while running this "
+        f"check (the second time, with the longer limit); {TIME_ERROR}.", str)
+    assert html == ("[ps1.jvp] 运行这项检查时超过了 20 秒的时限（第二次运行，已放宽时限）；"
+                    "状态为“出错”：需要重新评分，并非答案错误。")
