@@ -147,8 +147,11 @@ def parser() -> argparse.ArgumentParser:
                         "(e.g. tcp://10.0.0.5:8786) instead of the local pool")
     g.add_argument("--student", action="append", default=None, metavar="ID",
                    help="grade only this student (repeatable) and merge into the class in OUT")
-    g.add_argument("--lang", choices=LANGS, default="en",
-                   help="language of the feedback pages and the summary (grades are the same)")
+    g.add_argument("--lang", choices=LANGS, default=None,
+                   help="language of the feedback pages and the summary (grades are the same); "
+                        "default: each page in its notebook's language (the Chinese notebook "
+                        "says it is Chinese), the summary in the class's one language, else "
+                        "English")
     g.add_argument("--regrade-all", action="store_true",
                    help="grade every submission again, even those whose results in OUT are for "
                         "the same notebook, timestamp and settings (kept otherwise)")

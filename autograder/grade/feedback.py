@@ -17,6 +17,7 @@ from html import escape
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
+from autograder.grade import check_text
 from autograder.grade.messages import (
     HTML_LANG,
     check_lang,
@@ -117,8 +118,31 @@ def task_lines(assignment: Assignment, by_check: dict[str, CheckResult]) -> list
             "task": task, "points": sum(r["points"] for r in rows),
             "max_points": sum(r["max_points"] for r in ran),
             "result": Status.NOT_RUN if not ran else Status.FAILED if failed else Status.PASSED,
-            "first_failure": failed[0]["message"] if failed else ""})
+            "first_failure": failed[0]["message"] if failed else "",
+            "first_check": checks[rows.index(failed[0])] if failed else None})
     return lines
+
+
+def message_html(lang: str, assignment: Assignment, message: str, check=None) -> str:
+    """A check's message, a note or a cell's label as escaped HTML: in English as the grader
+    wrote it; in Chinese from the message templates (autograder.grade.check_text), a part no
+    template matches with the fixed phrases of autograder.grade.messages translated."""
+    if lang == "en":
+        return _esc(message)
+    return check_text.message_html(assignment.name, message, lambda part: explain(lang, part),
+                                   blame=getattr(check, "blame", ""))
+
+
+def _snippet(lang: str, assignment: Assignment, code: str) -> str:
+    return code if lang == "en" else check_text.snippet(assignment.name, code)
+
+
+def _check_name(lang: str, assignment: Assignment, check, name: str) -> str:
+    """``<check id>: <description>``, the description in ``lang`` where it is translated."""
+    if lang == "en" or name != f"{check.id}: {check.description}":
+        return _esc(name)
+    return (f"{_esc(check.id)}: "
+            + check_text.description(assignment.name, check.id, check.description))
 
 
 def unattempted(task_ids: list[str], test: CheckResult) -> bool:
@@ -163,9 +187,9 @@ def render(result: ResultsFile, assignment: Assignment, detail: StudentResult, *
             lang, "feedback.late", note=_esc(late_note(lang, result["late_note"])),
             raw=f"{result['raw_score']:g}") + "</p>")
     if detail.get("message"):
-        parts.append(f"<p class='note'>{_esc(explain(lang, detail['message']))}</p>")
+        parts.append(f"<p class='note'>{message_html(lang, assignment, detail['message'])}</p>")
     for note in detail.get("notes", []):
-        parts.append(f"<p class='note'>{_esc(explain(lang, note))}</p>")
+        parts.append(f"<p class='note'>{message_html(lang, assignment, note)}</p>")
 
     def title(task) -> str:
         return _esc(task_title(lang, assignment.name, task.id, task.title))
@@ -178,7 +202,8 @@ def render(result: ResultsFile, assignment: Assignment, detail: StudentResult, *
     task_ids = [t.id for t in assignment.tasks]
     for line in lines:
         task = line["task"]
-        why = (f"<div class='muted'>{_esc(explain(lang, line['first_failure']))}</div>"
+        why = (f"<div class='muted'>"
+               f"{message_html(lang, assignment, line['first_failure'], line['first_check'])}</div>"
                if line["first_failure"] else "")
         parts.append(
             f"<tr><td><a href='#{_esc(task.id)}'>{_esc(task.id)}</a>: {title(task)}{why}"
@@ -206,16 +231,17 @@ def render(result: ResultsFile, assignment: Assignment, detail: StudentResult, *
             parts.append(
                 f"<div class='check' id='check-{_esc(check.id)}'><div class='head'>"
                 f"<span class='res {_esc(t['status'])}'>{_esc(status(lang, t['status']))}</span>"
-                f"<span class='name'>{_esc(t['name'])}</span>"
+                f"<span class='name'>{_check_name(lang, assignment, check, t['name'])}</span>"
                 f"<span class='pts'>{t['points']:g} / {t['max_points']:g}</span></div>")
             if t["status"] != Status.PASSED and t["message"]:
-                parts.append(f"<p>{_esc(explain(lang, t['message']))}</p>")
+                parts.append(f"<p>{message_html(lang, assignment, t['message'], check)}</p>")
             if t["status"] in NOT_PASSED and check.id in reproducers:
                 # Open under an attempted rule that fails; closed under a stub's error.
                 shown = "" if check in stubs else " open"
+                code = _snippet(lang, assignment, reproducers[check.id])
                 parts.append(f"<details class='repro'{shown}><summary>"
                              f"{text(lang, 'feedback.try_it')}</summary>"
-                             f"<pre class='repro'>{_esc(reproducers[check.id])}</pre></details>")
+                             f"<pre class='repro'>{_esc(code)}</pre></details>")
             parts.append("</div>")
         if folded:
             parts.append("</details>")
@@ -231,17 +257,17 @@ def render(result: ResultsFile, assignment: Assignment, detail: StudentResult, *
                                                    n=len(cells) - number, limit=MAX_SHOWN)
                          + "</p>")
             break
-        label = text(lang, f"role.{cell['role']}") if cell["role"] in _ROLES else ""
+        label = _esc(text(lang, f"role.{cell['role']}")) if cell["role"] in _ROLES else ""
         if cell.get("note"):
-            note = explain(lang, cell["note"])
-            label = f"{label}; {note}" if label else note
+            note = message_html(lang, assignment, cell["note"])
+            label = f"{label}{'；' if lang == 'zh' else '; '}{note}" if label else note
         if cell["cell_type"] != "code":
             source = clean_text(cell["source"], MAX_SHOWN, keep_lines=True)
             parts.append(f"<div class='cell md'>{markdown.render(source)}</div>")
             continue
         parts.append("<div class='cell'>")
         if label:
-            parts.append(f"<div class='role'>{_esc(label)}</div>")
+            parts.append(f"<div class='role'>{label}</div>")
         parts.append(f"<pre>{_esc(cell['source'])}</pre>")
         if cell.get("output"):
             parts.append(_output(cell["output"], "out", text(lang, "feedback.output"), lang))

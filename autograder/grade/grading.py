@@ -32,7 +32,7 @@ from autograder.grade import (
     stopping,
     summary,
 )
-from autograder.grade.messages import LANGS
+from autograder.grade.messages import LANGS, notebook_lang
 from autograder.grade.progress import Progress
 from autograder.limits import UsageError
 from autograder.results import (
@@ -187,16 +187,18 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
           package: str = "autograder.assignments", seed: str | None = None,
           limits: Limits | None = None, progress: bool = True, quiet: bool = False,
           dask: str | None = None, students: list[str] | None = None,
-          lang: str = "en", regrade_all: bool = False) -> GradeRun:
+          lang: str | None = None, regrade_all: bool = False) -> GradeRun:
     """Grade every submission under ``submitted``; ``dask``: a Dask scheduler's address to send
     the class to instead of the local pool (autograder.grade.cluster); ``students``: grade only these
     and merge them into the class already in ``out`` (autograder.grade.classdir); ``lang``: the
-    language of the feedback pages and the summary (autograder.grade.messages; grades do not change);
+    language of the feedback pages and the summary (autograder.grade.messages; grades do not
+    change; None: each page in the language its notebook says, ``notebook_lang``, and the summary
+    in the one every notebook says, else English);
     a result already in ``out`` for the same notebook and settings is kept (autograder.grade.resume)
     unless ``regrade_all``. SIGINT or SIGTERM stops the run (autograder.grade.stopping): what was
     graded stays, ``interrupted`` says which signal."""
     started = time.monotonic()
-    if lang not in LANGS:
+    if lang is not None and lang not in LANGS:
         raise UsageError(f"unknown language {lang!r} (the languages are: {', '.join(LANGS)})")
     limits = limits or Limits()
     root, submitted, out = Path(root), Path(submitted), Path(out)
@@ -226,7 +228,7 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
                     keep=python_paths(), other_assignments=other_releases(root, assignment))
     gradebook_ready = record.prepare_gradebook(db_url)
     fingerprint = resume.run_digest(spec=spec, package=package, release_path=release_path,
-                                    secret=config.secret, limits=limits, lang=lang)
+                                    secret=config.secret, limits=limits, lang=lang or "auto")
     digests = {sid: resume.student_digest(fingerprint, path,
                                           late.for_student(late_policy, sid))
                for sid, path, _ in all_jobs}
@@ -244,11 +246,16 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
     fresh: dict[str, tuple[GradeRow, ClassResult]] = {}
     details: dict[str, StudentResult] = {}
     gpu_checks = frozenset(c.id for c in spec.checks if c.needs_gpu)
+    notebooks = {sid: path for sid, path, _ in all_jobs}
+    # Without --lang the summary is in the language every notebook of the class says, else English.
+    page_langs = {notebook_lang(path) for path in notebooks.values()} if lang is None else set()
+    class_lang = page_langs.pop() if len(page_langs) == 1 else "en"
 
     def on_result(student_id: str, detail: StudentResult) -> None:
         details[student_id] = detail
         fresh[student_id] = _record_student(
-            out, spec, assignment, package, student_id, detail, lang=lang,
+            out, spec, assignment, package, student_id, detail,
+            lang=lang or notebook_lang(notebooks.get(student_id)),
             late_policy=late_policy, submitted=submitted, digest=digests.get(student_id),
             gpu_seen=any(d["tests"].get(c, {}).get("status", Status.NOT_RUN) != Status.NOT_RUN
                          for d in details.values() for c in gpu_checks))
@@ -310,7 +317,7 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
                 out, spec.name, {record.valid_text(sid): path for sid, path, _ in all_jobs},
                 release_cells, lang)
             record.write_atomic(out / "summary.html",
-                                summary.render(spec, results, rows, lang=lang,
+                                summary.render(spec, results, rows, lang=lang or class_lang,
                                                retried=retried, missing=missing,
                                                off_roster=off_roster,
                                                similarity_link=compared))

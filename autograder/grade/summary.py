@@ -14,7 +14,7 @@ from collections import Counter
 from html import escape
 
 from autograder.grade import similarity
-from autograder.grade.feedback import CSS, task_lines
+from autograder.grade.feedback import CSS, message_html, task_lines
 from autograder.grade.messages import HTML_LANG, check_lang, explain, task_title, text
 from autograder.results import NOT_PASSED, CheckResult, ClassResult, GradeRow, Status, StudentStatus
 from autograder.spec import Assignment
@@ -105,6 +105,12 @@ def render(assignment: Assignment, results: list[ClassResult], rows: list[GradeR
     for check_id, _, t in by_kind["wrong"]:
         failures[check_id] += 1
         messages.setdefault(check_id, Counter())[t["message"]] += 1
+    check_of = {c.id: c for c in assignment.checks}
+
+    def shown(message: str, check) -> str:  # the English page as it always was
+        return (_esc(message) if lang == "en"
+                else message_html(lang, assignment, clean_text(message, 500), check))
+
     if failures:
         parts.append(f"<table><tr><th>{text(lang, 'summary.check')}</th>"
                      f"<th class='pts'>{text(lang, 'summary.failed')}</th>"
@@ -113,7 +119,7 @@ def render(assignment: Assignment, results: list[ClassResult], rows: list[GradeR
             message, times = messages[check_id].most_common(1)[0]
             parts.append(f"<tr><td>{_esc(check_id)}</td><td class='pts'>"
                          f"{text(lang, 'summary.n_of', n=n, total=len(graded))}</td>"
-                         f"<td>{_esc(explain(lang, message))} <span class='muted'>"
+                         f"<td>{shown(message, check_of.get(check_id))} <span class='muted'>"
                          f"{text(lang, 'summary.times', times=times)}</span></td></tr>")
         parts.append("</table>")
     else:

@@ -57,6 +57,9 @@ def release_path(name: str, *, root: Path) -> Path:
     return Path(root) / ASSIGNMENTS / name / f"{name}.ipynb"
 
 
+LANG_KEY = "jaxcourse"  # the notebook metadata that names a translated notebook's language
+
+
 def zh_release_path(name: str, *, root: Path) -> Path:
     return Path(root) / ASSIGNMENTS / name / ZH / f"{name}.ipynb"
 
@@ -184,6 +187,9 @@ def translate(name: str, english: bytes, *, root: Path) -> tuple[str, list[str]]
     problems += [f"{where} translates cell {cell_id}, which is not a markdown cell of {name}"
                  for cell_id in sorted(set(cells) - seen)]
     problems += _translate_code_cells(nb, translations(name, root=root)["code"], where)
+    # The notebook says its language, so that `grade` writes its feedback in Chinese without
+    # --lang (autograder.grade.messages.notebook_lang); the only metadata it adds.
+    nb.metadata[LANG_KEY] = {"lang": "zh"}
     text = nbformat.writes(nb)
     return (text if text.endswith("\n") else text + "\n"), problems  # as nbformat.write
 
@@ -237,7 +243,8 @@ def stale_zh(name: str, *, root: Path) -> list[str]:
                         f"{translations_path(name, root=root).relative_to(root)}: "
                         "run `python -m autograder release`")
     en_nb, zh_nb = json.loads(english), json.loads(target.read_bytes())
-    if len(en_nb["cells"]) != len(zh_nb["cells"]) or en_nb["metadata"] != zh_nb["metadata"]:
+    zh_meta = {k: v for k, v in zh_nb["metadata"].items() if k != LANG_KEY}
+    if len(en_nb["cells"]) != len(zh_nb["cells"]) or en_nb["metadata"] != zh_meta:
         problems.append(f"{target.relative_to(root)} does not have the English notebook's cells "
                         "and metadata")
     for en_cell, zh_cell in zip(en_nb["cells"], zh_nb["cells"]):

@@ -63,7 +63,7 @@ def test_each_translated_phrase_is_what_the_grader_writes():
 
     assert messages.explain("zh", f"[ps1.jvp] the time limit of 20 s was exceeded while running "
                                   f"this check; {TIME_ERROR}") == \
-        "[ps1.jvp] 超过了 20 秒的时限(运行这项检查时); 状态为“出错”:需要重新评分,并非答案错误"
+        "[ps1.jvp] 超过了 20 秒的时限（运行这项检查时）; 状态为“出错”：需要重新评分，并非答案错误"
     assert messages.explain("en", TIME_ERROR) == TIME_ERROR
 
 
@@ -261,7 +261,7 @@ def test_pages_in_chinese_say_the_same_things():
     assert "<html lang='zh-CN'>" in page and "<html lang='en'>" in english
     for key in ("feedback.results", "feedback.checks", "feedback.notebook", "role.solution"):
         assert messages.ZH[key] in page and messages.EN[key] not in page
-    assert "得分:1 / 2" in page and "需要重新评分" in page and "输出(共 40 行)" in page
+    assert "得分：1 / 2" in page and "需要重新评分" in page and "输出（共 40 行）" in page
     assert "t.rule.b: check b" in page  # check names stay as they are
     assert not CJK.search(english) and not CJK.search(english_summary)
     assert "<html lang='zh-CN'>" in class_page and messages.ZH["summary.not_graded"] in class_page
@@ -281,15 +281,26 @@ def _submissions(notebook: Path) -> dict[str, nbformat.NotebookNode]:
     mutants = mutants_module(NAME)
     partial = {**{k: solutions[k] for k in mutants.PARTIAL},
                **mutants.MUTANTS["jvp_drops_w_term"][1]}
+    # Every rule wrong in its own way, and a cell the cell policy refuses (a note on top).
+    wrong = dict(solutions)
+    for mutant in WRONG:
+        wrong.update(mutants.MUTANTS[mutant][1])
     out = {}
-    for student, fills in (("full", solutions), ("partial_wrong", partial), ("untouched", {})):
+    for student, fills in (("full", solutions), ("partial_wrong", partial), ("untouched", {}),
+                           ("wrong", wrong)):
         nb = nbformat.read(notebook, as_version=4)
         for cell in nb.cells:
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if cell.metadata.get("nbgrader", {}).get("solution") and grade_id in fills:
                 cell.source = fills[grade_id]
+        if student == "wrong":
+            nb.cells.append(nbformat.v4.new_code_cell("import os\nos.getcwd()"))
         out[student] = nb
     return out
+
+
+WRONG = ("impl_keepdims", "abstract_eval_asserts", "lowering_host_callback", "jvp_numpy",
+         "transpose_numpy", "batch_never_applies_primitive")
 
 
 def _grade(tmp_path: Path, lang: str) -> Path:
@@ -303,7 +314,9 @@ def _grade(tmp_path: Path, lang: str) -> Path:
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     run = subprocess.run(
         [sys.executable, "-m", "autograder", "grade", NAME, str(submitted), "--out", str(out),
-         "--seed", "lang-zh", "--workers", "1", "--no-progress", "--lang", lang,
+         "--seed", "lang-zh", "--workers", "1", "--no-progress",
+         # The Chinese notebook says its language: its pages are Chinese without --lang.
+         *(["--lang", lang] if lang == "en" else []),
          "--db", f"sqlite:///{tmp_path / f'gradebook-{lang}.db'}"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
@@ -324,7 +337,7 @@ _STUB = re.compile(r"(NotImplementedError: ps\d+\.[a-z_]+: )(?:write|请写出) 
 def test_chinese_notebooks_grade_exactly_as_english_ones(graded):
     en, zh = graded["en"], graded["zh"]
     assert (en / "grades.csv").read_bytes() == (zh / "grades.csv").read_bytes()
-    for student in ("full", "partial_wrong", "untouched"):
+    for student in ("full", "partial_wrong", "untouched", "wrong"):
         english, chinese = (json.loads((d / "results" / f"{student}.json").read_text())
                             for d in (en, zh))
         for result in (english, chinese):
@@ -352,12 +365,64 @@ def test_chinese_feedback_and_summary_pages(graded):
                 "status.passed", "status.failed"):
         assert messages.ZH[key] in page, key
     assert "ps1.jvp</a>: weighted_sum_value_and_jvp,JVP 规则" in page
-    # Check names as in English; the student's own (Chinese) markdown is shown as graded.
-    names = re.findall(r"<span class='name'>([^<]*)</span>", english)
-    assert names and names == re.findall(r"<span class='name'>([^<]*)</span>", page)
+    # The same checks, by id, their descriptions in Chinese; the student's own (Chinese)
+    # markdown is shown as graded.
+    names = re.findall(r"<span class='name'>(.*?)</span>", english)
+    chinese_names = re.findall(r"<span class='name'>(.*?)</span>", page)
+    assert names and [n.split(":")[0] for n in names] == [n.split(":")[0] for n in chinese_names]
+    assert all(CJK.search(n) for n in chinese_names)
     assert "任务 <code>ps1.jvp</code>：JVP 规则" in page
     assert not CJK.search(english)
     class_page = (graded["zh"] / "summary.html").read_text(encoding="utf-8")
     assert "<html lang='zh-CN'>" in class_page
     for key in ("summary.per_task", "summary.most_failed", "summary.not_graded"):
         assert messages.ZH[key] in class_page, key
+
+
+# --- no English sentence on a Chinese feedback page ----------------------------------------------
+
+# What a Chinese page may show in Latin letters outside <code> and <pre>: the names the
+# translation keeps in English (terms.yml keeps impl, JAX, JVP, jaxpr ...; the products and
+# formats: GPU, CPU, StableHLO, NumPy, XLA, IPython, JSON, nbgrader; the platforms as JAX names
+# them, cpu and cuda), identifiers (a task or check
+# id, an exception's name, a file name: a word with "_", "." or a digit, or CamelCase) and the
+# student id (an input value). Anything else, two such words in a row or one alone, is English.
+KEPT = {"impl", "JAX", "JVP", "VJP", "jaxpr", "bind", "pytree", "GPU", "CPU", "StableHLO",
+        "NumPy", "XLA", "IPython", "JSON", "Jupyter", "nbgrader", "cpu", "cuda", "x64"}
+IDENTIFIER = re.compile(r"[A-Za-z0-9_.\-]*[_.\d][A-Za-z0-9_.\-]*|[A-Z][a-z]+(?:[A-Z][a-z]*)+")
+
+
+def english_outside_code(page: str, student: str) -> list[str]:
+    """The Latin words of a feedback page's own text (up to the notebook as graded, which is
+    the student's) that are not in <code>, <pre>, a tag or the page's style."""
+    own = page.split("<h2 id='notebook'>")[0]
+    own = re.sub(r"<(style|code|pre)\b.*?</\1>", " ", own, flags=re.DOTALL)
+    own = re.sub(rf"\b{re.escape(student)}\b", " ", re.sub(r"<[^>]+>", " ", own))
+    words = re.findall(r"[A-Za-z][A-Za-z0-9_.\-']*", own)
+    return [w for w in words if w.rstrip(".") not in KEPT and not IDENTIFIER.fullmatch(w)]
+
+
+def test_the_english_detector_finds_english():
+    page = ("<h1>ps1_primitives</h1><p>得分 <code>wrong values</code> JAX 的 impl 规则</p>"
+            "<p>抛出了 TypeError：the rule failed</p><h2 id='notebook'>English here</h2>")
+    assert english_outside_code(page, "ps1") == ["the", "rule", "failed"]
+
+
+@pytest.mark.parametrize("student", ["full", "partial_wrong", "untouched", "wrong"])
+def test_a_chinese_feedback_page_has_no_english_sentence(graded, student):
+    page = (graded["zh"] / "feedback" / f"{student}.html").read_text(encoding="utf-8")
+    assert "<html lang='zh-CN'>" in page  # Chinese without --lang: the notebook said so
+    assert english_outside_code(page, student) == []
+
+
+def test_a_notebook_says_its_language(tmp_path):
+    assert messages.notebook_lang(release.zh_release_path(NAME, root=ROOT)) == "zh"
+    assert messages.notebook_lang(release.release_path(NAME, root=ROOT)) == "en"
+    # A student's file decides nothing but the page's words, and nothing odd breaks it.
+    for name, text in (("garbled", "{not json"), ("list", '{"metadata": {"jaxcourse": []}}'),
+                       ("other", '{"metadata": {"jaxcourse": {"lang": "fr"}}}'),
+                       ("unhashable", '{"metadata": {"jaxcourse": {"lang": ["zh"]}}}'),
+                       ("array", "[1, 2]")):
+        (tmp_path / name).write_text(text)
+        assert messages.notebook_lang(tmp_path / name) == "en", name
+    assert messages.notebook_lang(tmp_path / "missing") == messages.notebook_lang(None) == "en"
