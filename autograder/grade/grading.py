@@ -315,7 +315,7 @@ def grade(*, assignment: str, submitted: Path, out: Path, workers: int | None = 
             record.write_grades_csv(out, rows + missing, late=late_policy is not None)
             compared = interrupted is None and _similarity_page(
                 out, spec.name, {record.valid_text(sid): path for sid, path, _ in all_jobs},
-                release_cells, lang)
+                release_cells, lang or class_lang)
             record.write_atomic(out / "summary.html",
                                 summary.render(spec, results, rows, lang=lang or class_lang,
                                                retried=retried, missing=missing,
