@@ -30,6 +30,13 @@ def _graded(tmp_path: Path) -> tuple[Path, Path, Path]:
         (folder / "timestamp.txt").write_text("2026-11-20 12:00:00.000000 UTC")
         (folder / "submission_secret.txt").write_text(f"secret-of-{student}")
         (out / "feedback" / f"{student}.html").write_text(f"<p>page of {student}</p>")
+    # mallory's assignment folder is a link to alice's (the grader read no notebook through it:
+    # an `error` row); laid out, mallory's page would go out under alice's secret.
+    rows.append({"student_id": "mallory", "assignment": ASSIGNMENT, "score": 0.0,
+                 "max_score": 2.0, "status": "error", "message": "a symbolic link"})
+    (submitted / "mallory").mkdir()
+    (submitted / "mallory" / ASSIGNMENT).symlink_to(f"../alice/{ASSIGNMENT}")
+    (out / "feedback" / "mallory.html").write_text("<p>page of mallory</p>")
     record.write_grades_csv(out, rows)
     return root, submitted, out
 
@@ -42,6 +49,7 @@ def test_feedback_is_laid_out_and_released_by_nbgrader(tmp_path, capsys):
     assert page.read_text() == "<p>page of alice</p>"
     assert (page.parent / "submission_secret.txt").read_text() == "secret-of-alice"
     assert not (page.parents[1] / "zoe").exists()
+    assert not (page.parents[1] / "mallory").exists()
 
     exchange = tmp_path / "exchange"
     exchange.mkdir()

@@ -28,6 +28,8 @@ from pathlib import Path
 from autograder.grade import stamps
 from autograder.limits import UsageError
 from autograder.results import ResultsFile
+from autograder.worker import submission
+from autograder.worker.normalise import NotebookError
 
 CONFIG = "course.toml"
 
@@ -106,18 +108,22 @@ def lateness(policy: Policy, folder: Path) -> dict:
     """The results JSON's late fields (``late_days``, ``late_penalty``, ``late_note``, ``due``,
     ``submitted_at``, ``timestamp_problem`` of autograder.results.ResultsFile) for the
     submission in ``folder`` (its timestamp.txt), under ``policy`` (for_student's)."""
-    stamp = folder / "timestamp.txt"
+    refused = ""
     try:
-        text = stamp.read_text(encoding="utf-8", errors="replace")[:200]
-    except OSError:
-        text = None
+        # Never followed: a link to the course's secret would be shown back in the feedback.
+        data = submission.read_beside(folder, "timestamp.txt")
+        text = None if data is None else data.decode("utf-8", errors="replace")[:200]
+    except NotebookError as err:
+        text, refused = None, str(err)
     due = {"due": _utc(policy.due)}
     when, why = stamps.read(text, policy.zone) if text is not None else (None, "")
     if when is None:
         # Graded as on time, and listed (summary, the run's output): an instructor can check a
         # missing stamp; a student cannot fix it.
-        shown = "no timestamp.txt" if text is None else f"timestamp.txt unreadable ({text!r})"
-        why = "no timestamp.txt" if text is None else f"timestamp.txt unreadable: {why}"
+        shown = ("no timestamp.txt" if text is None and not refused else
+                 f"timestamp.txt unreadable ({refused or text!r})")
+        why = ("no timestamp.txt" if text is None and not refused else
+               f"timestamp.txt unreadable: {refused or why}")
         return {"late_days": 0, "late_penalty": 0.0, "late_note": f"{shown}: graded as on time",
                 "timestamp_problem": why, **due}
     due["submitted_at"] = _utc(when)

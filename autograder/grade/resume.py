@@ -4,8 +4,9 @@ ever half-written.
 Each results/<student>.json is written as soon as that student is graded, by ``record.write_atomic``
 (a temporary file in the same folder, then ``os.replace``), feedback page first, results file
 last, then ``OUT/.resume/<student>.json``: a hash of everything its grade depends on (the
-notebook's bytes, its timestamp.txt, the student's late policy, the release notebook, the checks'
-and probes' source, the course secret, the limits) and the student's grades.csv status and
+notebook's bytes, its timestamp.txt, the student's late policy, the release notebook, every
+file of the assignment's package and of the grader's and the course library's code, the versions
+of Python, JAX and NumPy, the course secret, the limits) and the student's grades.csv status and
 message, which a rerun needs to rebuild the row. Both are kept beside the results file, not in it,
 so that the results file stays the contract's (DESIGN.md: its five keys) and byte-identical for
 the same code, whatever the notebook's language or layout.
@@ -16,8 +17,10 @@ A later ``grade`` keeps a result whose digest is what it would compute now and g
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import importlib.util
 import json
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -29,18 +32,43 @@ from autograder.worker import submission
 from autograder.worker.normalise import NotebookError
 
 
-def _source(module: str) -> bytes:
-    spec = importlib.util.find_spec(module)
-    try:
-        return Path(spec.origin).read_bytes() if spec and spec.origin else b""
-    except OSError:
-        return b""
-
-
 def _plain(limits: dict) -> dict:
     """10 and 10.0 seconds are one limit (the command line gives floats, callers may not)."""
     return {k: float(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
             for k, v in limits.items()}
+
+
+# The grader's own code and data, and the course's library the students' code runs on.
+_CODE = ("autograder", "jaxcourse")
+_CODE_SUFFIXES = (".py", ".txt", ".json", ".yml", ".yaml", ".toml", ".cc", ".cu", ".h")
+# What the checks' expectations and the students' code compute with.
+_DISTRIBUTIONS = ("jax", "jaxlib", "numpy", "ml_dtypes", "nbformat")
+
+
+def _tree(module: str) -> bytes:
+    """Every source and data file of the package ``module``, by path: an assignment's checks
+    are a few modules among many (its programs, its points, the judges, the cell policy and its
+    allowlist, the sandbox), and a result graded before any of them changed must not stand
+    after (a hostile notebook that earned points before a wall was mended would keep them)."""
+    spec = importlib.util.find_spec(module)
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    h = hashlib.sha256()
+    for top in map(Path, roots):
+        for path in sorted(p for p in top.rglob("*") if p.suffix in _CODE_SUFFIXES
+                           and "__pycache__" not in p.parts and p.is_file()):
+            h.update(str(path.relative_to(top)).encode() + b"\0")
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.digest()
+
+
+def _versions() -> bytes:
+    found = []
+    for name in _DISTRIBUTIONS:
+        try:
+            found.append(f"{name}={importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            found.append(f"{name}=none")
+    return "\n".join([sys.version, *found]).encode()
 
 
 def run_digest(*, spec: Assignment, package: str, release_path: Path, secret: bytes,
@@ -48,8 +76,7 @@ def run_digest(*, spec: Assignment, package: str, release_path: Path, secret: by
     """What every student's grade of this run depends on, but their own files."""
     h = hashlib.sha256()
     for part in (spec.name.encode(), package.encode(), release_path.read_bytes(),
-                 _source(f"{package}.{spec.name}.checks"),
-                 _source(f"{package}.{spec.name}.probes"),
+                 _tree(f"{package}.{spec.name}"), *map(_tree, _CODE), _versions(),
                  hashlib.sha256(b"autograder-resume\0" + secret).digest(),
                  json.dumps(_plain(asdict(limits)), sort_keys=True).encode(), lang.encode()):
         h.update(hashlib.sha256(part).digest())
@@ -66,9 +93,12 @@ def student_digest(run: str, path: Path | None, late_policy: object) -> str | No
     except (NotebookError, OSError):
         return None
     try:
-        stamp = (path.parent / "timestamp.txt").read_bytes()[:200]
-    except OSError:
-        stamp = b"(none)"
+        # As late.lateness reads it (never a link, a FIFO or a device: the run would hang or
+        # read without end before grading anyone).
+        stamp = submission.read_beside(path.parent, "timestamp.txt")
+        stamp = b"(none)" if stamp is None else stamp[:200]
+    except NotebookError as err:
+        stamp = f"(refused: {err})".encode()
     h = hashlib.sha256(run.encode())
     for part in (data, stamp, repr(late_policy).encode()):
         h.update(hashlib.sha256(part).digest())

@@ -7,13 +7,14 @@ and students fetch them with ``nbgrader fetch_feedback``."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from autograder.grade import record
 from autograder.grade.record import write_atomic
 from autograder.limits import UsageError
 from autograder.results import StudentStatus
+from autograder.worker import submission
+from autograder.worker.normalise import NotebookError
 
 # What nbgrader's release_feedback reads beside each page (the secret names the page it sends).
 _BESIDE = ("timestamp.txt", "submission_secret.txt")
@@ -33,14 +34,22 @@ def lay_out(*, assignment: str, notebook: str, submitted: Path, graded: Path,
         page = graded / "feedback" / f"{record.safe_filename(student)}.html"
         source = submitted / student / assignment
         # A student id that is not a plain folder name has no place in nbgrader's tree.
+        # A linked assignment folder is another's (the grader read no notebook through it).
         if (not page.is_file() or record.safe_filename(student) != student
-                or not source.is_dir()):
+                or not source.is_dir() or source.is_symlink()):
             continue
         folder = dest / student / assignment
         folder.mkdir(parents=True, exist_ok=True)
         write_atomic(folder / f"{Path(notebook).stem}.html", page.read_text(encoding="utf-8"))
         for name in _BESIDE:
-            if (source / name).is_file() and not (source / name).is_symlink():
-                shutil.copyfile(source / name, folder / name)
+            # Read as the grader reads the notebook (never through a link, the assignment
+            # folder's included): a folder linked to another student's would hand this page
+            # out under that student's secret, in place of theirs.
+            try:
+                data = submission.read_beside(source, name)
+            except NotebookError:
+                data = None
+            if data is not None:
+                write_atomic(folder / name, data)
         done.append(student)
     return done

@@ -6,7 +6,11 @@ emits for ``std::string``, ``std::to_string``, exceptions, static initialisers a
 protector) and output for debugging. Everything else is refused, by name, before the library is
 ever loaded: the Python C API (``Py*``, ``_Py*``: a kernel that calls back into the Python that
 loaded it can compute with NumPy or JAX instead of itself), loading code (``dlopen``,
-``dlsym``), processes, threads, files, sockets, memory mappings and raw system calls.
+``dlsym``), processes, threads, files, sockets, memory mappings and raw system calls; and so is
+a system call the library's own instructions make (inline ``syscall``: objdump's disassembly),
+which names no symbol. What no symbol check can see is code that reads memory: the kernel runs
+in a process that holds an interpreter, and a kernel that finds it there (from an address it has,
+through the loader's tables) can call it; only a kernel process without Python closes that.
 
 The list is read from the library's dynamic symbol table (``nm -D -u``, binutils): the symbols
 the dynamic linker must resolve from other libraries when the kernel is loaded. A symbol the
@@ -93,9 +97,37 @@ def _allowed(name: str) -> bool:
     return bool(_ALLOWED_PATTERN.fullmatch(name)) and not _STD_REFUSED.search(name)
 
 
+# A system call made by the library's own instructions names no symbol: `syscall`, `sysenter`
+# and `int $0x80` as objdump decodes them (x86-64; `svc` on arm64).
+_TRAP = re.compile(r"^\s*[0-9a-f]+:\s+(syscall|sysenter|int\s+\$0x80|svc\s+#?0x0|svc\s+#0)\b",
+                   re.MULTILINE)
+_FUNCTION = re.compile(r"^[0-9a-f]+ <([^>]+)>:$", re.MULTILINE)
+
+
+def system_call_instructions(library: str, objdump: str = "objdump") -> list[str]:
+    """The functions of ``library`` whose own code holds a system call instruction."""
+    try:
+        listed = subprocess.run([objdump, "-d", "--no-show-raw-insn", str(library)],
+                                capture_output=True, text=True, timeout=120, check=False)
+    except FileNotFoundError:
+        raise RuntimeError(f"{objdump} not found: the library cannot be checked") from None
+    if listed.returncode != 0:
+        raise RuntimeError(f"objdump could not read the library: {listed.stderr.strip()[:500]}")
+    found = []
+    starts = [(m.start(), m[1]) for m in _FUNCTION.finditer(listed.stdout)]
+    for trap in _TRAP.finditer(listed.stdout):
+        owner = next((name for start, name in reversed(starts) if start < trap.start()), "?")
+        if owner not in found:
+            found.append(owner)
+    return found
+
+
 def refused_symbols(library: str, nm: str = "nm") -> list[tuple[str, str]]:
-    """(symbol, what it is) for each symbol of ``library`` a kernel may not link."""
-    refused = []
+    """(symbol, what it is) for each symbol of ``library`` a kernel may not link, and each of
+    its functions that makes a system call itself (objdump beside ``nm``, binutils both)."""
+    objdump = nm[:-2] + "objdump" if nm.endswith("nm") else "objdump"
+    refused = [(name, "a system call instruction in the kernel's own code")
+               for name in system_call_instructions(library, objdump)]
     for name in undefined_symbols(library, nm):
         if _allowed(name):
             continue

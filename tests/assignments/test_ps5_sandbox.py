@@ -107,6 +107,15 @@ __attribute__((constructor)) static void Attack() {
   }
 }
 """, ("dlopen", "dlsym")),
+    # A system call made by the library's own instruction names no symbol (it read the process's
+    # memory map, the way to the interpreter's symbols, past the symbol check: red team s66).
+    "makes_a_system_call_itself": ("""
+extern "C" __attribute__((constructor)) void RawAttack() {
+  long fd;
+  asm volatile("syscall" : "=a"(fd) : "a"(257L), "D"(-100L), "S"("/proc/self/maps"), "d"(0L)
+               : "rcx", "r11", "memory");
+}
+""", ("RawAttack", "a system call instruction")),
 }
 # A cell added to the untouched notebook: (its source, what it prints only if it ran past the
 # walls, what it prints once its change is made, and what the feedback then says of it).

@@ -304,6 +304,42 @@ def notebooks(name: str) -> dict[str, tuple[nbformat.NotebookNode, str]]:
     return students
 
 
+# Attacks by what sits beside the notebook in the submission folder (the untouched notebook, so
+# the untouched student is the twin), each graded under a late policy, where timestamp.txt is
+# read and its text shown back in the feedback: a link to the course's secret file, a FIFO
+# (it hung the run before anyone was graded), and an assignment folder linked to the twin's
+# (`feedback` laid it out with the twin's submission_secret.txt, under which nbgrader sends it).
+COURSE_SECRET = "SECRET-OF-THE-COURSE-" + "5eC" * 14
+FOLDER_ATTACKS = ("stamp_secret", "stamp_fifo", "linked_folder")
+
+
+def _course(base: Path) -> Path:
+    """A course root beside the class: the repository's releases, a late policy far ahead (no
+    score changes), a secret file that a student's folder links to."""
+    root = base / "course"
+    root.mkdir()
+    (root / "assignments").symlink_to(REPO / "assignments")
+    (root / "course.toml").write_text(
+        "".join(f'[late.{n}]\ndue = "2099-01-01 00:00"\nlate_days = 3\npenalty_per_day = 0.1\n'
+                for n in ASSIGNMENTS.values()))
+    (root / ".autograder_secret").write_text(COURSE_SECRET + "\n")
+    return root
+
+
+def _folder_attacks(submitted: Path, name: str, untouched: nbformat.NotebookNode) -> None:
+    twin = submitted / "untouched" / name
+    (twin / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC")
+    (twin / "submission_secret.txt").write_text("secret-of-untouched")
+    for student in ("stamp_secret", "stamp_fifo"):
+        (submitted / student / name).mkdir(parents=True)
+        nbformat.write(untouched, submitted / student / name / f"{name}.ipynb")
+    (submitted / "stamp_secret" / name / "timestamp.txt").symlink_to(
+        "../../../course/.autograder_secret")
+    os.mkfifo(submitted / "stamp_fifo" / name / "timestamp.txt")
+    (submitted / "linked_folder").mkdir()
+    (submitted / "linked_folder" / name).symlink_to(f"../untouched/{name}")
+
+
 def _grade_class(base: Path, name: str) -> dict:
     students = notebooks(name)
     submitted, out = base / "submitted", base / "out"
@@ -311,12 +347,17 @@ def _grade_class(base: Path, name: str) -> dict:
         path = submitted / student / name / f"{name}.ipynb"
         path.parent.mkdir(parents=True)
         nbformat.write(nb, path)
+    root = _course(base)
+    folders = FOLDER_ATTACKS if name == ASSIGNMENTS["ps1"] else ()
+    if folders:
+        _folder_attacks(submitted, name, students["untouched"][0])
     db = f"sqlite:///{base / 'gradebook.db'}"
     env = dict(os.environ, PYTHONPATH=str(REPO),
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     run = subprocess.Popen(
         [sys.executable, "-m", "autograder", "grade", name, str(submitted), "--out", str(out),
-         "--db", db, "--seed", "attack-notebooks", "--workers", "2", "--no-progress"],
+         "--db", db, "--seed", "attack-notebooks", "--workers", "2", "--no-progress",
+         "--root", str(root)],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True)
     try:
@@ -329,12 +370,14 @@ def _grade_class(base: Path, name: str) -> dict:
     assert run.returncode == 0, stdout[-3000:] + stderr[-3000:]
     with open(out / "grades.csv", newline="", encoding="utf-8") as f:
         rows = {row["student_id"]: row for row in csv.DictReader(f)}
-    results = {s: json.loads((out / "results" / f"{s}.json").read_text()) for s in students}
+    results = {s: json.loads((out / "results" / f"{s}.json").read_text())
+               for s in (*students, *folders)}
     pages = {s: html.unescape((out / "feedback" / f"{s}.html").read_text(encoding="utf-8"))
-             for s in students}
-    hidden = hidden_paths(root=REPO, submitted=submitted, out=out, db_url=db)
+             for s in (*students, *folders)}
+    hidden = hidden_paths(root=root, submitted=submitted, out=out, db_url=db)
     return {"students": students, "rows": rows, "results": results, "pages": pages,
-            "hidden": hidden, "base": base, "submitted": submitted, "out": out}
+            "hidden": hidden, "base": base, "submitted": submitted, "out": out,
+            "root": root, "folders": folders, "stdout": stdout}
 
 
 @pytest.fixture(scope="module")
@@ -373,9 +416,10 @@ def _points(result: dict) -> dict[str, float]:
 
 @pytest.mark.parametrize("marker", sorted(ASSIGNMENTS))
 def test_every_student_is_graded(graded, marker):
-    assert set(graded["rows"]) == set(graded["students"])
+    assert set(graded["rows"]) == set(graded["students"]) | set(graded["folders"])
     for student, row in graded["rows"].items():
-        assert row["status"] == "graded", (student, row)
+        assert row["status"] == ("error" if student == "linked_folder" else "graded"), (
+            student, row)
     partial, untouched = (float(graded["rows"][s]["score"]) for s in ("partial", "untouched"))
     assert partial > untouched  # the partly solved twin earns: the comparisons mean something
 
@@ -402,3 +446,32 @@ def test_an_attack_is_refused_naming_the_rule(graded, marker, student):
         assert f"PolicyError: {rule}" in page, student
     for ran in RAN_MARKERS:  # printed only by an attack that ran past the guards
         assert f"{ran} " not in page.replace(f'"{ran}"', ""), (student, ran)
+
+
+def test_the_submission_folder_reads_nothing_and_stops_nobody(ps1, tmp_path):
+    """FOLDER_ATTACKS: graded as their twin, the secret in no output, the FIFO read by nobody,
+    the linked folder an error of its own that `feedback` does not hand out."""
+    twin = ps1["results"]["untouched"]
+    for student in ("stamp_secret", "stamp_fifo"):
+        assert _points(ps1["results"][student]) == _points(twin), student
+        assert "timestamp.txt unreadable" in ps1["results"][student]["late_note"], student
+    assert "is a FIFO (named pipe)" in ps1["results"]["stamp_fifo"]["late_note"]
+    assert "timestamp.txt is a symbolic link" in ps1["results"]["stamp_secret"]["late_note"]
+    assert ps1["rows"]["linked_folder"]["message"].startswith(
+        "ps1_primitives is a symbolic link")
+    secret = COURSE_SECRET.encode()
+    for path in ps1["out"].rglob("*"):
+        if path.is_file():
+            assert secret not in path.read_bytes(), path
+    assert COURSE_SECRET not in ps1["stdout"]
+    dest = tmp_path / "feedback"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    done = subprocess.run(
+        [sys.executable, "-m", "autograder", "feedback", ASSIGNMENTS["ps1"], str(ps1["submitted"]),
+         str(ps1["out"]), "--root", str(ps1["root"]), "--dest", str(dest)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert not (dest / "linked_folder").exists()
+    laid = dest / "untouched" / ASSIGNMENTS["ps1"] / "submission_secret.txt"
+    assert laid.read_text() == "secret-of-untouched"
+    assert not (dest / "stamp_fifo" / ASSIGNMENTS["ps1"] / "timestamp.txt").exists()

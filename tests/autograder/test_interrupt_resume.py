@@ -155,3 +155,26 @@ def test_what_a_kept_result_depends_on(tmp_path):
     (tmp_path / "s" / "bob" / "toy").mkdir(parents=True)
     os.mkfifo(tmp_path / "s" / "bob" / "toy" / "toy.ipynb")  # never read, never kept
     assert resume.student_digest("r", tmp_path / "s" / "bob" / "toy" / "toy.ipynb", None) is None
+
+
+def test_a_kept_result_depends_on_the_graders_code(tmp_path, monkeypatch):
+    """Not the checks and probes alone: a result graded before a wall, a judge, the allowlist or
+    a program generator changed (a hostile notebook's points, a page that showed a secret) is
+    graded again after."""
+    _write(tmp_path / "s", {"alice": CLASS["alice"]})
+    package = tmp_path / "code" / "graderbits"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "allowlist.txt").write_text("numpy.sum\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "code"))
+    monkeypatch.setattr(resume, "_CODE", (*resume._CODE, "graderbits"))
+    base = _digest(tmp_path)
+    assert base == _digest(tmp_path)
+    (package / "allowlist.txt").write_text("numpy.sum\nnumpy.testing.runstring\n")
+    assert _digest(tmp_path) != base
+    (package / "__pycache__").mkdir()  # what the interpreter caches is not code that changed
+    (package / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    changed = _digest(tmp_path)
+    (package / "__pycache__" / "x.pyc").write_bytes(b"\1")
+    assert _digest(tmp_path) == changed
+    assert resume._CODE[:2] == ("autograder", "jaxcourse")

@@ -39,6 +39,15 @@ HOSTILE = {
     "syscall": '#include <unistd.h>\nextern "C" long K() { return syscall(39); }',
     "_ZNSt6thread": '#include <thread>\nextern "C" void K() { std::thread([] {}).join(); }',
 }
+# System calls made by the library's own instructions: no symbol to refuse, the function named.
+TRAPS = {
+    "syscall": 'extern "C" long K(long fd) {\n  long r;\n'
+               '  asm volatile("syscall" : "=a"(r) : "a"(3L), "D"(fd) : "rcx", "r11", "memory");\n'
+               '  return r;\n}',
+    "int_0x80": 'extern "C" long K(long fd) {\n  long r;\n'
+                '  asm volatile("int $0x80" : "=a"(r) : "a"(6L), "b"(fd) : "memory");\n'
+                '  return r;\n}',
+}
 
 
 def _library(tmp_path, source: str):
@@ -59,3 +68,10 @@ def test_what_a_kernel_may_not_call_is_refused_by_name(tmp_path, symbol):
     refused = refused_symbols(str(_library(tmp_path, HOSTILE[symbol])))
     assert any(name.startswith(symbol) for name, _ in refused), refused
     assert symbol in refusal_message(refused)
+
+
+@pytest.mark.parametrize("trap", sorted(TRAPS))
+def test_a_system_call_instruction_is_refused_naming_its_function(tmp_path, trap):
+    refused = refused_symbols(str(_library(tmp_path, TRAPS[trap])))
+    assert refused == [("K", "a system call instruction in the kernel's own code")], refused
+    assert "K (a system call instruction" in refusal_message(refused)
