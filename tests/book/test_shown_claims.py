@@ -88,3 +88,38 @@ def test_sequential_pure_callback_is_called_once_per_element():
             host, jax.ShapeDtypeStruct((), jnp.float32), x, vmap_method=method))
         assert jax.block_until_ready(call(jnp.arange(8.0))).tolist() == [2.0 * i for i in range(8)]
         assert calls == expected, method
+
+
+def test_an_unregistered_class_is_one_leaf_that_jvp_rejects():
+    # autodidax/pytrees, exercise 2.
+    class Unregistered:
+        def __init__(self, x):
+            self.x = x
+
+    with pytest.raises(TypeError, match="is not a valid JAX type"):
+        jax.jvp(lambda p: p.x, (Unregistered(1.0),), (Unregistered(1.0),))
+
+
+def test_donating_an_input_no_output_can_reuse_warns_and_keeps_it():
+    # faq/donation, exercise 1: a scalar output cannot take a (3, 3) buffer.
+    import warnings
+
+    params = jnp.ones((3, 3))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        jax.jit(lambda p: p.sum(), donate_argnums=0)(params)
+    assert any("Some donated buffers were not usable" in str(w.message) for w in caught)
+    assert not params.is_deleted()
+
+
+def test_find_top_trace_ignores_its_argument_and_returns_the_current_trace():
+    # autodidax/interpreters: what is left of find_top_trace on the pinned JAX.
+    import inspect
+
+    from jax.extend.core import find_top_trace
+
+    (parameter,) = inspect.signature(find_top_trace).parameters
+    assert parameter == "_"
+    seen = []
+    jax.jit(lambda x: seen.append(type(find_top_trace(None)).__name__) or x)(1.0)
+    assert seen == ["DynamicJaxprTrace"]
