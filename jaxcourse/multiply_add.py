@@ -150,9 +150,9 @@ def register_rules(rules: Sequence[str] = RULES) -> None:
         elif rule == "abstract_eval":
             multiply_add_p.def_abstract_eval(multiply_add_abstract_eval)
         elif rule == "lowering":
-            # The rule emits only portable StableHLO ops, so one rule serves both platforms.
-            for platform in ("cpu", "cuda"):
-                mlir.register_lowering(multiply_add_p, multiply_add_lowering, platform=platform)
+            # The rule emits only portable StableHLO ops, so it is registered once with no
+            # platform (platform=None), which serves every platform JAX lowers for.
+            mlir.register_lowering(multiply_add_p, multiply_add_lowering)
         elif rule == "jvp":
             ad.primitive_jvps[multiply_add_p] = multiply_add_jvp
         elif rule == "transpose":

@@ -27,6 +27,9 @@ UNDOCUMENTED = {
     "jax.interpreters.ad.UndefinedPrimal", "jax.ffi.include_dir",
     "jax.extend.mlir.dialects.stablehlo", "jax.lax.zeros_like_array", "jax.lax.add_p",
     "jax._src", "jax._src.interpreters.partial_eval",
+    # Left out of the docs' jax.experimental toctree since its deprecation; jax.interpreters is not
+    # documented at all.
+    "jax.experimental.pjit.pjit", "jax.interpreters.ad.Zero",
 }
 INLINE = re.compile(r"(?<!`)`((?:jax|jnp|lax)\.[A-Za-z_][A-Za-z0-9_.]*(?:\(\))?)`(?!`)")
 
