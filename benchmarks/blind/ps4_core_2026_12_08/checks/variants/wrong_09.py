@@ -1,0 +1,12 @@
+# task: broadcast_transpose
+def broadcast_transpose(cts, x, *, shape, axes):
+    # ps4.broadcast_transpose
+    (ct,) = cts
+    in_shape = tuple(x.aval.shape)
+    kept = [i for i in range(len(shape)) if i not in axes]
+    stretched = [i for j, i in enumerate(kept) if in_shape[j] == 1 and shape[i] != 1]
+    summed = reduce_sum(ct, tuple(axes) + tuple(stretched))
+    # back to the shape of x (the stretched axes have size one there)
+    return [np.reshape(summed, in_shape)]
+
+transpose_rules[broadcast_p] = broadcast_transpose
