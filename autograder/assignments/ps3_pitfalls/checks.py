@@ -237,7 +237,7 @@ def _expect_normalised(inputs, specs):
 
 def _expect_method_pytree(i):
     dtype = i.get("dtype", "float32")
-    specs = [i["specs"][k] for k in PYTREE_SPECS]
+    specs = [i["specs"][k] for k in i["pytree_specs"]]
     doubled = [[2.0 * _typed(m, dtype), 2.0 * _typed(s, dtype), c] for m, s, c in specs]
     return {"leaves": [[_f32(m, dtype), _f32(s, dtype)] for m, s, _ in specs],
             "described": [[[[len(m)], dtype], [[len(s)], dtype]] for m, s, _ in specs],
