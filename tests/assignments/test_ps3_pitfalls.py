@@ -76,6 +76,8 @@ def test_every_grading_runs_every_input_class(seed):
         want = _CLASSES[check.task]
         if check.id == "ps3.smooth_step.vmap":  # vmap over axis -2 needs rank 2 or more
             want = want[1:]
+        if check.id == "ps3.pure.grad":  # a sum over x: float32 only (checks._inputs_pure_grad)
+            want = [name for name in want if "16" not in name]
         assert names == want, check.id
         if check.task == "ps3.pure":  # every case: a slope of every class the text names
             for case in inputs["cases"]:

@@ -159,12 +159,21 @@ def _case_pure(rng, rank, dtype="float32", repeat=False):
             "slopes": slopes, "dtype": dtype}
 
 
-def _inputs_pure(rng):
+def _inputs_pure(rng, dtypes=("float16", "bfloat16")):
     # Classes: x of rank 0, 1, 2 and 3 in float32, and in float16 and bfloat16 (the result keeps
     # x's dtype; 0 and negative entries in every array); in every case one slope of each class
     # (_slopes), and slopes repeated between others (memoisation).
-    return _cases([*(_case_pure(rng, r) for r in range(4)), _case_pure(rng, 1, "float16"),
-                   _case_pure(rng, 2, "bfloat16"), _case_pure(rng, 2, repeat=True)])
+    half = [_case_pure(rng, rank, dtype) for rank, dtype in zip((1, 2), dtypes)]
+    return _cases([*(_case_pure(rng, r) for r in range(4)), *half,
+                   _case_pure(rng, 2, repeat=True)])
+
+
+def _inputs_pure_grad(rng):
+    # ps3.pure's classes in float32 only: the derivative in the slope is a sum over x, which
+    # float16 and bfloat16 round in whatever order XLA adds (the student's process compiles
+    # with other flags than the grader's), past any tolerance that still means something. The
+    # dtype classes are the other ps3.pure checks', where every value is exact.
+    return _inputs_pure(rng, dtypes=())
 
 
 def _inputs_loop(rng, dtype="float32"):
@@ -806,7 +815,7 @@ CHECKS = (
            blame="leaky_relu must take everything it uses as arguments; a global is read only "
                  "once, while jit traces"),
     _check("ps3.pure.grad", "ps3.pure", "jit(grad(leaky_relu)) with respect to the slope", 1,
-           "test_pure", _inputs_pure,
+           "test_pure", _inputs_pure_grad,
            lambda i: [np.asarray(jax.grad(lambda s: _leaky(_x_pure(i), s).sum())(s))
                       for s in i["slopes"]], _judge_typed,
            blame="leaky_relu: the slope must be an input that gradients flow through"),

@@ -77,10 +77,10 @@ def _pure_inputs(rng, dtype="float32") -> dict:
     return {"x": x.tolist(), "slopes": [slopes[k] for k in rng.permutation(5)], "dtype": dtype}
 
 
-def _pure_values(check_id: str, what: str, make: str) -> Callable:
+def _pure_values(check_id: str, what: str, make: str, dtypes=("float16",)) -> Callable:
     def build(rng) -> str:
-        # float32 x, and float16 x (the result keeps x's dtype).
-        cases = [_pure_inputs(rng), _pure_inputs(rng, "float16")]
+        # float32 x, and float16 x (the result keeps x's dtype) where the check draws it.
+        cases = [_pure_inputs(rng), *(_pure_inputs(rng, dtype) for dtype in dtypes)]
         wants = [_expect(check_id, inputs) for inputs in cases]
         tests = [literal(np.asarray(inputs["x"], inputs["dtype"])) for inputs in cases]
         return _snippet(
@@ -894,7 +894,7 @@ BUILDERS: dict[str, Callable[[np.random.Generator], str]] = {
         "f = jax.jit(leaky_relu)"),
     "ps3.pure.grad": _pure_values(
         "ps3.pure.grad", "jit(grad(leaky_relu)) with respect to the slope",
-        "f = jax.jit(jax.grad(lambda x, s: leaky_relu(x, s).sum(), argnums=1))"),
+        "f = jax.jit(jax.grad(lambda x, s: leaky_relu(x, s).sum(), argnums=1))", dtypes=()),
     "ps3.pure.compiles": _pure_compiles,
     "ps3.pure.leaks": _pure_leaks,
     "ps3.loop.values": _loop_values,
