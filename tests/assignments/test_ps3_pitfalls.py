@@ -48,9 +48,10 @@ def test_each_test_cell_calls_the_grader_and_each_stub_names_its_task():
 # The input classes every grading runs, per check (checks._cases): the same for every seed, so a
 # grade depends on the code and not on the student id that seeds the draws.
 _CLASSES = {
-    "ps3.pure": ["rank 0", "rank 1", "rank 2", "rank 3", "rank 2, repeated slopes"],
+    "ps3.pure": ["rank 0, float32", "rank 1, float32", "rank 2, float32", "rank 3, float32",
+                 "rank 1, float16", "rank 2, bfloat16", "rank 2, float32, repeated slopes"],
     "ps3.loop": ["rank 0", "rank 1", "rank 2", "rank 3"],
-    "ps3.method": ["random values", "values beyond every clip"],
+    "ps3.method": ["random values", "values beyond every clip", "float16", "bfloat16"],
     "ps3.placement": ["a dict, second device", "a list, second device", "one leaf, second device",
                       "a dict, first device", "a list, first device"],
     "ps3.divide": ["rank 2", "rank 3", "rank 4"],
@@ -75,7 +76,21 @@ def test_every_grading_runs_every_input_class(seed):
         want = _CLASSES[check.task]
         if check.id == "ps3.smooth_step.vmap":  # vmap over axis -2 needs rank 2 or more
             want = want[1:]
+        if check.id == "ps3.pure.grad":  # a sum over x: float32 only (checks._inputs_pure_grad)
+            want = [name for name in want if "16" not in name]
         assert names == want, check.id
+        if check.task == "ps3.pure":  # every case: a slope of every class the text names
+            for case in inputs["cases"]:
+                slopes = case["slopes"]
+                assert 0.0 in slopes and 1.0 in slopes, (check.id, case["case"])
+                assert any(0 < s < 1 for s in slopes) and any(s > 1 for s in slopes), check.id
+                assert any(s < 0 for s in slopes), (check.id, case["case"])
+                assert np.asarray(case["x"], case["dtype"]).dtype.name == case["dtype"]
+        if check.task == "ps3.method":  # every case: clips None, positive and 0.0, all mapped
+            for case in inputs["cases"]:
+                clips = [spec[2] for spec in case["specs"]]
+                assert None in clips and 0.0 in clips and any(c and c > 0 for c in clips)
+                assert 0.0 in [clips[k] for k in case["pytree_specs"]], check.id
         if check.task == "ps3.safe_log":  # every case expects some p log p != 0, and some 0
             for case in inputs["cases"]:
                 p = np.asarray(case["p"], case["dtype"])
@@ -116,8 +131,11 @@ def test_every_method_grading_has_values_beyond_every_clip():
 # Checks whose classes are argument values (a wrong solution that ignores or bounds the argument
 # is right for one of them): each class's own range, disjoint from the other's.
 _ARGUMENT_CLASSES = {
-    "ps3.benchmark.simulated": ("repeats", {"repeats below the default": {3, 4},
-                                            "repeats above the default": {6, 7}}),
+    "ps3.benchmark.simulated": ("repeats", {
+        "repeats below the default, slow leaf first": {3, 4},
+        "repeats below the default, slow leaf last": {3, 4},
+        "repeats above the default, slow leaf first": {6, 7},
+        "repeats above the default, slow leaf last": {6, 7}}),
     "ps3.debug_print.vmap": ("steps", {"2 or 3 steps": {2, 3}, "4 or 5 steps": {4, 5}}),
     "ps3.callback.jit": ("bins", {"2 or 3 bins": {2, 3}, "4 or 5 bins": {4, 5}}),
     "ps3.callback.vmap": ("bins", {"2 or 3 bins": {2, 3}, "4 or 5 bins": {4, 5}}),
@@ -128,8 +146,10 @@ def test_every_benchmark_print_and_callback_grading_runs_every_class():
     """Whatever the seed, ps3.benchmark.simulated runs repeats below and above the default,
     ps3.debug_print.vmap two step counts and ps3.callback two bin counts: a benchmark that bounds
     repeats by the default, a newton_sqrt that ignores steps or a histogram that ignores bins
-    fails every grading, not only those whose one draw misses its constant. The one-draw checks
-    of ps3.donate and ps3.debug_print.runtime hold their classes in every draw."""
+    fails every grading, not only those whose one draw misses its constant; each benchmark case
+    has calls of different lengths and a slow leaf of its own, each callback case its offset
+    counts and a batch of batches; ps3.donate runs lr and beta as floats and as 0-d arrays. The
+    one-draw check ps3.debug_print.runtime holds its classes in every draw."""
     import numpy as np
 
     by_id = {check.id: check for check in ASSIGNMENT.checks}
@@ -147,12 +167,24 @@ def test_every_benchmark_print_and_callback_grading_runs_every_class():
                 for case in cases:
                     assert all(len(v) > case["bins"] for v in case["batch"]), (check_id, seed)
                     assert case["batch"][0][0] == 1.0, (check_id, seed)
+            if check_id.startswith("ps3.callback"):  # counts offset: values come from the host
+                for case in cases:
+                    assert case["offset"] > 0 and np.shape(case["nested"])[:2] == (2, 2)
+            if check_id == "ps3.benchmark.simulated":  # the mean is no median, no single call
+                assert {case["slow_leaf"] for case in cases} == {0, 1}, seed
+                for case in cases:
+                    steady = case["compute_s"][1:1 + case["repeats"]]
+                    assert abs(np.mean(steady) / np.median(steady) - 1) > 0.1, (seed, steady)
+                    assert abs(np.mean(steady) / max(steady) - 1) > 0.1, (seed, steady)
             if check_id == "ps3.debug_print.vmap":  # a above every index, one not an integer
                 for case in cases:
                     assert min(case["a"]) > 5 and case["a"][0] % 1, (seed, case["a"])
         for check_id in ("ps3.donate.xla", "ps3.donate.only"):
-            inputs = draw(check_id)  # lr and beta never coincide
-            assert inputs["lr"] < 0.5 < inputs["beta"], (check_id, seed)
+            cases = draw(check_id)["cases"]  # lr and beta as floats and as 0-d arrays
+            assert [case["scalars"] for case in cases] == ["float", "array"], (check_id, seed)
+            for case in cases:  # lr and beta never coincide, nor their next values
+                lr2, beta2 = case["next"]
+                assert max(case["lr"], lr2) < 0.5 < min(case["beta"], beta2), (check_id, seed)
         calls = draw("ps3.debug_print.runtime")["calls"]
         (a, steps), (b, _), again, zero = calls
         assert steps >= 2 and again == [a, steps] and zero == [b, 0] and a != b, (seed, calls)

@@ -19,7 +19,8 @@ cells run last, each in a copy of the namespace, so the checks see what the grad
 ``graded_as == "task"``: the reference runs once per process; each other variant runs only its
 replaced cells on a copy of the reference's namespace, and only its tasks' checks.
 
-``GRADE_VARIANTS_INPUTS=S`` (``30``): every check also runs under S course secrets, its inputs
+``GRADE_VARIANTS_INPUTS=S`` (``30``, or ``blind-s1,blind-s2``: those secrets as the grader's
+``--seed`` takes them): every check also runs under S course secrets, its inputs
 drawn as the grader draws them (``runner.input_seed`` of the secret and the check: nothing of the
 student or the code, so a secret is the only thing that draws other inputs); ``scores`` lists the
 variant's total under each secret (tests/contract/test_score_stability.py). Each secret runs every
@@ -51,9 +52,13 @@ from autograder.worker.runner import input_seed, student_env
 
 
 def _inputs() -> list[bytes]:
-    """The course secrets of ``GRADE_VARIANTS_INPUTS``; none when unset."""
+    """The course secrets of ``GRADE_VARIANTS_INPUTS``; none when unset. A count draws generic
+    ones; names separated by commas (``blind-s1,blind-s2``) are used as given, as the grader's
+    ``--seed`` uses them, so a blind set's figures can be checked in process."""
     spec = os.environ.get("GRADE_VARIANTS_INPUTS", "")
-    return [f"course secret {s}".encode() for s in range(int(spec))] if spec else []
+    if not spec.isdigit():
+        return [name.encode() for name in spec.split(",") if name]
+    return [f"course secret {s}".encode() for s in range(int(spec))]
 
 
 def _notebook(assignment: contract.Assignment, variant: str):

@@ -9,8 +9,9 @@ from autograder.assignments.ps3_pitfalls import checks, mutants, reproduce
 ASSIGNMENT = contract.build(
     "ps3_pitfalls", checks=checks, reproduce=reproduce,
     root=Path(__file__).resolve().parents[3],
-    wrong=contract.wrong_solutions(mutants.MUTANTS, mutants.TASK, built="written"),
-    correct=contract.alternatives(mutants.ALTERNATIVES),
+    wrong={**contract.wrong_solutions(mutants.MUTANTS, mutants.TASK, built="written"),
+           **contract.wrong_solutions(mutants.BLIND, mutants.BLIND_TASK, built="written")},
+    correct=contract.alternatives({**mutants.ALTERNATIVES, **mutants.BLIND_ALTERNATIVES}),
     # Twelve independent programs: a wrong fix is graded on its own task's checks only.
     graded_as="task",
     untouched_says="",

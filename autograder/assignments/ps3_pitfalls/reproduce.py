@@ -33,6 +33,7 @@ from jaxcourse.versions import scan_counts
 CHECKS = {check.id: check for check in checks.ASSIGNMENT.checks}
 IMPORTS = ("import numpy as np", "import jax", "import jax.numpy as jnp")
 CLOSE = "rtol=1e-5, atol=1e-6, strict=True"  # judge.close's tolerance; strict: shapes, dtypes
+HALF = "rtol=2e-2, atol=2e-2"  # checks._judge_typed's, for float16 and bfloat16 (and float32 too)
 X64 = "rtol=1e-11, atol=1e-13, strict=True"
 SOFT = "rtol=2e-3, atol=1e-4, strict=True"
 
@@ -68,26 +69,31 @@ def _with_edges(rng, shape, edges, low, high, dtype="float32") -> np.ndarray:
 # ps3.pure ---------------------------------------------------------------------------------------
 
 
-def _pure_inputs(rng) -> dict:
+def _pure_inputs(rng, dtype="float32") -> dict:
     x = _with_edges(rng, (2, 3), [0.0, -1.0, 2.0], -3, 3)
-    slopes = [float(s) for s in rng.choice(np.arange(1, 40), 3, replace=False) / 40.0]
-    return {"x": x.tolist(), "slopes": slopes}
+    # One slope of each class the text names: in (0, 1), above 1, negative, 0 and 1.
+    slopes = [float(rng.choice([0.25, 0.5, 0.75])), float(rng.choice([1.5, 2.5])),
+              float(rng.choice([-0.5, -2.0])), 0.0, 1.0]
+    return {"x": x.tolist(), "slopes": [slopes[k] for k in rng.permutation(5)], "dtype": dtype}
 
 
-def _pure_values(check_id: str, what: str, make: str) -> Callable:
+def _pure_values(check_id: str, what: str, make: str, dtypes=("float16",)) -> Callable:
     def build(rng) -> str:
-        inputs = _pure_inputs(rng)
+        # float32 x, and float16 x (the result keeps x's dtype) where the check draws it.
+        cases = [_pure_inputs(rng), *(_pure_inputs(rng, dtype) for dtype in dtypes)]
+        wants = [_expect(check_id, inputs) for inputs in cases]
+        tests = [literal(np.asarray(inputs["x"], inputs["dtype"])) for inputs in cases]
         return _snippet(
             check_id, what,
-            f"x_test = {literal(np.asarray(inputs['x'], np.float32))}",
             make,
-            "got = []",
-            f"for slope in {inputs['slopes']}:  # sets the global slope, as the given cell does",
-            "    got.append(np.asarray(f(x_test, slope)))",
-            'print("your code:", got)',
-            f"want = {literal(_expect(check_id, inputs))}",
-            'print("a correct solution:", want)',
-            f"np.testing.assert_allclose(got, want, {CLOSE})")
+            f"for x_test, slopes, want in zip([{', '.join(tests)}],",
+            f"                                {[inputs['slopes'] for inputs in cases]},",
+            f"                                {literal(wants)}):",
+            "    got = [np.asarray(f(x_test, slope)) for slope in slopes]",
+            '    print("your code:", got)',
+            '    print("a correct solution:", want)',
+            "    for got_one, want_one in zip(got, want, strict=True):",
+            f"        np.testing.assert_allclose(got_one, want_one, {HALF}, strict=True)")
     return build
 
 
@@ -120,17 +126,37 @@ def _pure_leaks(rng) -> str:
     inputs = _pure_inputs(rng)
     return _snippet(
         "ps3.pure.leaks", "jax.jit(leaky_relu) leaves no tracer in a global",
+        # A cell cannot list its globals (the cell policy refuses globals()): this one looks
+        # in the given cell's inputs_seen, where the given code kept its tracers.
         f"x_test = {literal(np.asarray(inputs['x'], np.float32))}",
-        "with jax.checking_leaks():  # raises when a tracer outlives the trace (kept in a global)",
-        f"    got = jax.jit(lambda x, s: leaky_relu(x, s))(x_test, {inputs['slopes'][0]})",
-        "    jax.block_until_ready(got)",
-        'print("your code:", got, "(no tracer leaked)")',
+        "kept = len(inputs_seen)",
+        f"got = jax.jit(lambda x, s: leaky_relu(x, s))(x_test, {inputs['slopes'][0]})",
+        "jax.block_until_ready(got)",
+        "left = [v for v in inputs_seen[kept:] if isinstance(v, jax.core.Tracer)]",
+        'print("your code:", got, "and", len(left), "new tracers kept in inputs_seen")',
+        'assert not left, "a tracer escaped the jitted function into a global"',
         f"want = {literal(_expect('ps3.pure.jit', inputs)[0])}",
         'print("a correct solution:", want)',
         f"np.testing.assert_allclose(got, want, {CLOSE})")
 
 
 # ps3.loop ---------------------------------------------------------------------------------------
+
+# Every ps3.loop check asks first that the jaxpr does not grow with steps (nested jaxprs counted):
+# an unrolled loop's values are the given code's.
+_NOT_UNROLLED = (
+    "def count_equations(jaxpr):  # its equations and those of the jaxprs inside (loop bodies)",
+    "    return len(jaxpr.eqns) + sum(count_equations(sub) for sub in subjaxprs(jaxpr))",
+    "",
+    "",
+    "sizes = [count_equations(jax.make_jaxpr(integrate, static_argnums=2)(x_test, v_test, n, "
+    "0.1).jaxpr)",
+    "         for n in (5, 200)]",
+    'print("your code: equations for 5 and for 200 steps:", sizes)',
+    'assert sizes[1] <= sizes[0], "the jaxpr grows with steps: Python still unrolls the loop '
+    'while tracing (use lax.fori_loop, lax.scan or lax.while_loop)"',
+)
+_LOOP_IMPORTS = (*IMPORTS, "from jax.extend.core import subjaxprs")
 
 
 def _loop_values(rng) -> str:
@@ -150,7 +176,8 @@ def _loop_values(rng) -> str:
         f"want_batched = {literal(want['batched'])}",
         'print("a correct solution:", want_direct, want_batched)',
         f"np.testing.assert_allclose(direct, want_direct, {CLOSE})",
-        f"np.testing.assert_allclose(batched, want_batched, {CLOSE})")
+        f"np.testing.assert_allclose(batched, want_batched, {CLOSE})",
+        *_NOT_UNROLLED, imports=_LOOP_IMPORTS)
 
 
 def _loop_zero(rng) -> str:
@@ -164,7 +191,8 @@ def _loop_zero(rng) -> str:
         'print("your code:", got)',
         f"want = {literal(_expect('ps3.loop.zero', inputs))}",
         'print("a correct solution:", want)',
-        f"np.testing.assert_allclose(got, want, {CLOSE})")
+        f"np.testing.assert_allclose(got, want, {CLOSE})",
+        *_NOT_UNROLLED, imports=_LOOP_IMPORTS)
 
 
 def _loop_size(rng) -> str:
@@ -177,24 +205,15 @@ def _loop_size(rng) -> str:
         f"x_test, v_test = {literal(x)}, {literal(v)}",
         "",
         "",
-        "def count_equations(jaxpr):  # its equations and those of the jaxprs inside (loop bodies)",
-        "    return len(jaxpr.eqns) + sum(count_equations(sub) for sub in subjaxprs(jaxpr))",
-        "",
-        "",
-        "sizes = [count_equations(jax.make_jaxpr(integrate, static_argnums=2)(x_test, v_test, n, "
-        "0.1).jaxpr)",
-        "         for n in (5, 200)]",
-        'print("your code: equations for 5 and for 200 steps:", sizes)',
+        *_NOT_UNROLLED,
         f'print("a correct solution: the same number for both, at most {limit}")',
-        'assert sizes[1] <= sizes[0], "the jaxpr grows with steps: Python still unrolls the loop '
-        'while tracing (use lax.fori_loop, lax.scan or lax.while_loop)"',
         f'assert sizes[1] <= {limit}, "more equations than a loop body needs"',
         "got = jax.jit(integrate, static_argnums=2)(x_test, v_test, 5, 0.1)",
         f"want = {literal(list(expected['values']))}",
         'print("your code, 5 steps:", got, "a correct solution:", want)',
         "for got_part, want_part in zip(got, want, strict=True):",
         f"    np.testing.assert_allclose(got_part, want_part, {CLOSE})",
-        imports=(*IMPORTS, "from jax.extend.core import subjaxprs"))
+        imports=_LOOP_IMPORTS)
 
 
 def _loop_x64(rng) -> str:
@@ -210,7 +229,8 @@ def _loop_x64(rng) -> str:
         'print("your code:", got)',
         f"want = {literal(list(_expect('ps3.loop.x64', inputs)))}",
         'print("a correct solution:", want)',
-        f"np.testing.assert_allclose(got, want, {X64})")
+        f"np.testing.assert_allclose(got, want, {X64})",
+        *_NOT_UNROLLED, imports=_LOOP_IMPORTS)
 
 
 # ps3.method -------------------------------------------------------------------------------------
@@ -231,7 +251,7 @@ def _method_mutation(rng) -> str:
     x = _uniform(rng, (2, n), -4, 4)
     means, scales = _method_arrays(rng, n)
     c1, c2 = _clips(rng)
-    changes = [(1, None), (0, c1), (1, c1), (0, c2), (1, None)]
+    changes = [(1, None), (0, c1), (1, c1), (0, c2), (1, None), (0, 0.0)]  # 0.0 clips to 0
     specs = [[means[k], scales[k], clip] for k, clip in [(0, None), *changes]]
     return _snippet(
         "ps3.method.mutation", "Normaliser.apply after every field of the object changed",
@@ -255,7 +275,7 @@ def _method_compiles(rng) -> str:
     x = _uniform(rng, (1, 2, n), -4, 4)  # a shape no other method snippet uses
     means, scales = _method_arrays(rng, n)
     c1, c2 = _clips(rng)
-    calls = [(0, None), (1, None), (0, c1), (1, c1), (0, c2), (1, None)]
+    calls = [(0, None), (1, None), (0, c1), (1, c1), (0, c2), (1, None), (1, 0.0)]
     expected = _expect("ps3.method.compiles", {
         "x": x[0].tolist(), "specs": [[means[k], scales[k], clip] for k, clip in calls]})
     return _snippet(
@@ -300,25 +320,34 @@ def _method_pytree(rng) -> str:
     n = 5
     x = _uniform(rng, (2, n), -4, 4)
     means, scales = _method_arrays(rng, n)
-    clip = _clips(rng)[0]
-    calls = [(0, None), (1, clip)]
+    calls = [(0, None), (1, _clips(rng)[0]), (0, 0.0)]
     expected = _expect("ps3.method.pytree", {
-        "x": x.tolist(), "specs": [[means[k], scales[k], c] for k, c in calls]})
+        "x": x.tolist(), "specs": [[means[k], scales[k], c] for k, c in calls],
+        "pytree_specs": [0, 1, 2]})
     return _snippet(
         "ps3.method.pytree", "jax.tree.leaves and jax.tree.map on a Normaliser",
         f"x_test = {literal(x)}",
         f"means = {literal(means)}",
         f"scales = {literal(scales)}",
-        "leaves, got = [], []",
+        "leaves, described, got = [], [], []",
         f"for k, clip in {calls}:",
         "    norm_test = Normaliser(jnp.asarray(means[k]), jnp.asarray(scales[k]), clip)",
-        "    leaves.append(len(jax.tree.leaves(norm_test)))",
+        "    leaves.append([np.asarray(a) for a in jax.tree.leaves(norm_test)])",
+        "    # a map whose function returns no array: unflatten must take what it gets",
+        "    shapes = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype), norm_test)",
+        "    described.append([[list(a.shape), str(a.dtype)] for a in jax.tree.leaves(shapes)])",
         "    got.append(jax.tree.map(lambda a: a * 2.0, norm_test).apply(x_test))",
-        'print("your code: leaves", leaves, "values of the doubled Normalisers", got)',
+        'print("your code: leaves", leaves, "mapped to shapes", described)',
+        f"want_leaves = {literal(expected['leaves'])}",
+        'print("a correct solution: leaves", want_leaves, "mapped to shapes", '
+        f"{expected['described']})",
+        "for got_leaves, want_one in zip(leaves, want_leaves, strict=True):",
+        f"    np.testing.assert_allclose(got_leaves, want_one, {CLOSE})  # mean, then scale",
+        f"assert described == {expected['described']}, \"jax.tree.map to non-arrays must give a "
+        'Normaliser of those results"',
+        'print("your code: values of the doubled Normalisers", got)',
         f"want = {literal(expected['values'])}",
-        'print("a correct solution: leaves [2, 2], values", want)',
-        'assert leaves == [2, 2], "mean and scale must be the only children (leaves); clip is '
-        'auxiliary data"',
+        'print("a correct solution:", want)',
         f"np.testing.assert_allclose(got, want, {CLOSE})")
 
 
@@ -535,9 +564,11 @@ def _smooth_step(check_id: str, what: str, call: str) -> Callable:
 
 
 def _benchmark(rng) -> str:
-    compile_s, compute_s = float(rng.choice([0.6, 0.7, 0.8])), 0.4
-    expected = _expect("ps3.benchmark.simulated",
-                       {"compile_s": compile_s, "compute_s": compute_s, "dispatch_s": 0.0})
+    compile_s = float(rng.choice([0.6, 0.7, 0.8]))
+    # Calls of different lengths (the mean is not the median), the third steady one the longest.
+    compute_s = [0.3, 0.2, 0.2, 0.8]
+    expected = _expect("ps3.benchmark.simulated", {
+        "compile_s": compile_s, "compute_s": compute_s, "dispatch_s": 0.0, "repeats": 3})
     first, steady = round(expected["first"], 6), round(expected["steady"], 6)
     return _snippet(
         "ps3.benchmark.simulated", "benchmark on a stand-in for a jitted function whose "
@@ -555,35 +586,42 @@ def _benchmark(rng) -> str:
         "",
         "class StandIn:",
         '    """Compiles on its first call, copies NumPy arguments to the device (JAX arrays are',
-        '    already there), then queues its computation and returns a pair of pending results."""',
+        '    already there), then queues its computation (the k-th call takes compute_s[k]) and',
+        '    returns a pair of pending results: leaf slow_leaf ready when the computation ends,',
+        '    the other a quarter of the way in."""',
         "",
-        "    def __init__(self, compile_s, copy_s, compute_s):",
+        "    def __init__(self, compile_s, copy_s, compute_s, slow_leaf):",
         "        self.compile_s, self.copy_s, self.compute_s = compile_s, copy_s, compute_s",
-        "        self.calls, self.busy_until = 0, 0.0",
+        "        self.slow_leaf, self.calls, self.busy_until = slow_leaf, 0, 0.0",
         "",
         "    def __call__(self, *args):",
         "        self.calls += 1",
         "        time.sleep(self.compile_s if self.calls == 1 else 0.0)",
         "        time.sleep(self.copy_s * sum(isinstance(a, np.ndarray) for a in args))",
-        "        self.busy_until = max(time.perf_counter(), self.busy_until) + self.compute_s",
-        "        return Pending(self.busy_until), Pending(self.busy_until)",
+        "        compute = self.compute_s[(self.calls - 1) % len(self.compute_s)]",
+        "        begins = max(time.perf_counter(), self.busy_until)",
+        "        self.busy_until = begins + compute",
+        "        ready = [begins + compute / 4, begins + compute / 4]",
+        "        ready[self.slow_leaf] = self.busy_until",
+        "        return tuple(Pending(at) for at in ready)",
         "",
         "",
-        f"f = StandIn(compile_s={compile_s}, copy_s=0.3, compute_s={compute_s})",
-        "first, steady = benchmark(f, np.ones((3, 3), np.float32), np.ones(3, np.float32), "
-        "repeats=2)",
-        'print("your code: first", first, "steady", steady)',
-        f'print("a correct solution: first {first}, steady {steady} (give or take the '
-        'machine\'s delays)")',
-        f"np.testing.assert_allclose([first, steady], [{first}, {steady}], rtol=0.2)",
-        'print("your code called f", f.calls, "times, a correct solution 3 (1 + repeats)")',
-        'assert f.calls == 3, "call f once, then repeats more times"',
-        "g = StandIn(compile_s=0.0, copy_s=0.0, compute_s=0.0)",
+        "for slow_leaf in (0, 1):",
+        f"    f = StandIn({compile_s}, 0.3, {compute_s}, slow_leaf)",
+        "    first, steady = benchmark(f, np.ones((3, 3), np.float32), np.ones(3, np.float32), "
+        "repeats=3)",
+        '    print("slow leaf", slow_leaf, "your code: first", first, "steady", steady)',
+        f'    print("a correct solution: first {first}, steady {steady} (the mean; give or take '
+        'the machine\'s delays)")',
+        f"    np.testing.assert_allclose([first, steady], [{first}, {steady}], rtol=0.2)",
+        '    print("your code called f", f.calls, "times, a correct solution 4 (1 + repeats)")',
+        '    assert f.calls == 4, "call f once, then repeats more times"',
+        "g = StandIn(0.0, 0.0, [0.0], 1)",
         "benchmark(g, np.ones(3, np.float32))  # repeats left to its default",
         'print("with the default repeats: your code called f", g.calls, "times, a correct '
         'solution 6")',
         'assert g.calls == 6, "repeats defaults to 5"',
-        "h = StandIn(compile_s=0.0, copy_s=0.0, compute_s=0.0)",
+        "h = StandIn(0.0, 0.0, [0.0], 1)",
         "benchmark(h, np.ones(3, np.float32), repeats=7)  # more than the default",
         'print("with repeats=7: your code called f", h.calls, "times, a correct solution 8")',
         'assert h.calls == 8, "call f once, then repeats more times, whatever repeats is"',
@@ -651,6 +689,34 @@ def _donate(check_id: str, selective: bool) -> Callable:
         if selective:
             body += [('assert not any(a.is_deleted() for a in jax.tree.leaves(grads)), "grads '
                       'was donated too; the caller still needs it"')]
+        lr2, beta2 = float(rng.choice([0.15, 0.2])), float(rng.choice([0.8, 0.6]))
+        body += [
+            "# lr and beta traced: new values compile nothing new, as Python floats or 0-d arrays",
+            "compiles = []",
+            "",
+            "",
+            "def count(event, seconds, **info):  # JAX calls this after each step of each "
+            "compilation",
+            '    if event.endswith("backend_compile_duration") and "momentum" in '
+            'info.get("fun_name", ""):',
+            "        compiles.append(1)",
+            "",
+            "",
+            "jax.clear_caches()",
+            "jax.monitoring.register_event_duration_secs_listener(count)",
+            "try:",
+            f"    for lr_next, beta_next in [({lr}, {beta}), ({lr2}, {beta2}),",
+            f"                               (jnp.float32({lr}), jnp.float32({beta})),",
+            f"                               (jnp.float32({lr2}), jnp.float32({beta2}))]:",
+            "        new_params, new_velocity = momentum_step(new_params, new_velocity, grads, "
+            "lr_next, beta_next)",
+            "finally:",
+            "    jax.monitoring.unregister_event_duration_listener(count)",
+            'print("your code: compilations for two float and two array values of lr and beta:", '
+            "len(compiles))",
+            'print("a correct solution: 2 (one for floats, one for arrays)")',
+            'assert len(compiles) == 2, "lr and beta must be traced arguments, not static ones"',
+        ]
         what = ("params and velocity donated, grads kept" if selective
                 else "params and velocity donated to XLA, which reuses their buffers")
         return _snippet(check_id, what, *body)
@@ -776,24 +842,30 @@ def _debug_print_vmap(rng) -> str:
 
 def _callback(check_id: str, what: str, calls: tuple[str, ...], min_calls: int) -> Callable:
     def build(rng) -> str:
-        batches, want = {}, {}
+        batches, nested, want = {}, {}, {}
+        offset = int(rng.integers(1, 100))
         # The check's two classes, 2 or 3 bins and 4 or 5: a histogram that ignores bins is
         # wrong in one of them.
         for bins in (int(rng.integers(2, 4)), int(rng.integers(4, 6))):
-            batch = _uniform(rng, (3, int(rng.integers(bins + 2, bins + 5))), 0, 1)
+            n = int(rng.integers(bins + 2, bins + 5))
+            batch = _uniform(rng, (3, n), 0, 1)
             batch[0, 0] = 1.0  # numpy puts the right edge in the last bin
-            batches[bins] = batch
-            want[bins] = _expect(check_id, {"batch": batch.tolist(), "bins": bins})["values"]
+            batches[bins], nested[bins] = batch, _uniform(rng, (2, 2, n), 0, 1)
+            want[bins] = _expect(check_id, {"batch": batch.tolist(), "bins": bins,
+                                            "nested": nested[bins].tolist(),
+                                            "offset": offset})["values"]
         return _snippet(
             check_id, what,
             "batches = {" + ", ".join(f"{b}: {literal(v)}" for b, v in batches.items()) + "}",
+            "nested = {" + ", ".join(f"{b}: {literal(v)}" for b, v in nested.items()) + "}",
             "calls = []",
             "notebook_host_histogram = host_histogram",
             "",
             "",
             "def host_histogram(v, bins):  # the notebook's host_histogram, counting its calls",
             "    calls.append(bins)",
-            "    return notebook_host_histogram(v, bins)",
+            f"    return notebook_host_histogram(v, bins) + {offset}  # counts your result must "
+            "show",
             "",
             "",
             "results, counts = {}, {}",
@@ -811,7 +883,8 @@ def _callback(check_id: str, what: str, calls: tuple[str, ...], min_calls: int) 
             f'assert all(n >= {min_calls} for n in counts.values()), "host_histogram must run at '
             'run time, every time, through jax.pure_callback"',
             "for bins, counts_wanted in want.items():",
-            f"    np.testing.assert_allclose(results[bins], counts_wanted, {CLOSE})")
+            "    for got_one, want_one in zip(results[bins], counts_wanted, strict=True):",
+            f"        np.testing.assert_allclose(got_one, want_one, {CLOSE})")
     return build
 
 
@@ -821,7 +894,7 @@ BUILDERS: dict[str, Callable[[np.random.Generator], str]] = {
         "f = jax.jit(leaky_relu)"),
     "ps3.pure.grad": _pure_values(
         "ps3.pure.grad", "jit(grad(leaky_relu)) with respect to the slope",
-        "f = jax.jit(jax.grad(lambda x, s: leaky_relu(x, s).sum(), argnums=1))"),
+        "f = jax.jit(jax.grad(lambda x, s: leaky_relu(x, s).sum(), argnums=1))", dtypes=()),
     "ps3.pure.compiles": _pure_compiles,
     "ps3.pure.leaks": _pure_leaks,
     "ps3.loop.values": _loop_values,
@@ -878,7 +951,9 @@ BUILDERS: dict[str, Callable[[np.random.Generator], str]] = {
         ("histogram_jit = jax.jit(histogram, static_argnums=1)",
          "got = [histogram_jit(row, BINS) for row in batch]"), 3),
     "ps3.callback.vmap": _callback(
-        "ps3.callback.vmap", "vmap(histogram) and jit(vmap(histogram)) over a batch",
+        "ps3.callback.vmap", "vmap(histogram), jit(vmap(histogram)) and vmap of vmap",
         ("batched = jax.vmap(lambda v: histogram(v, BINS))",
-         "got = [batched(batch), jax.jit(batched)(batch)]"), 2),
+         "twice = jax.vmap(jax.vmap(lambda v: histogram(v, BINS)))",
+         "got = [batched(batch), jax.jit(batched)(batch), twice(nested[bins]), "
+         "jax.jit(twice)(nested[bins])]"), 4),
 }
