@@ -54,6 +54,13 @@ def task_of(a):
     return {c.id: c.task for c in spec.checks}
 
 
+def verdict(kind, runs_):
+    if kind != "wrong":
+        return "FAILS"
+    # its task's checks that ran all passed, and some did not run: only a GPU can tell
+    return "SURVIVES (its task's GPU checks not run)" if any(r[6] for r in runs_) else "SURVIVES"
+
+
 def table(a):
     tasks = task_of(a)
     runs = sorted(p for p in (GRADING / a).glob("*/out/grades.csv"))
@@ -65,11 +72,17 @@ def table(a):
             vid = sid.removesuffix("_b")
             res = json.loads((grades.parent / "results" / f"{sid}.json").read_text())
             own = manifest(a)[vid]["task"]
-            got = sum(t["points"] for t in res["tests"] if tasks.get(t["name"].split(":")[0]) == own)
-            most = sum(t["max_points"] for t in res["tests"] if tasks.get(t["name"].split(":")[0]) == own)
+            mine = [t for t in res["tests"] if tasks.get(t["name"].split(":")[0]) == own]
+            # A check left `not-run` (it needs a GPU the machine lacks) is out of the maximum,
+            # as in the grade itself: counting its points as lost made every ps5.cuda variant
+            # look caught on a CPU grader, and every correct one look short of 6 points.
+            ran = [t for t in mine if t["status"] != "not-run"]
+            got = sum(t["points"] for t in ran)
+            most = sum(t["max_points"] for t in ran)
+            gpu_only = len(ran) < len(mine)
             rows.setdefault(vid, []).append(
                 (f"{secret}{'/b' if sid.endswith('_b') else ''}", float(row["score"]),
-                 float(row["max_score"]), got, most, row["status"]))
+                 float(row["max_score"]), got, most, row["status"], gpu_only))
     m = manifest(a)
     summary = {"wrong": [0, 0], "alt": [0, 0], "short": [0, 0], "correct": [0, 0]}
     lines = []
@@ -87,7 +100,7 @@ def table(a):
         lines.append(f"| {vid} | {kind} | {m[vid]['task']} | "
                      + " ".join(f"{r[0]}:{r[1]:g}/{r[2]:g} own {r[3]:g}/{r[4]:g} {r[5]}"
                                 for r in runs_)
-                     + f" | {'ok' if ok else 'SURVIVES' if kind == 'wrong' else 'FAILS'}"
+                     + f" | {'ok' if ok else verdict(kind, runs_)}"
                      + (" MOVED" if moved else "") + " |")
     print("\n".join(lines))
     print({k: f"{v[0]} of {v[1]}" for k, v in summary.items()},
