@@ -364,7 +364,7 @@ def test_chinese_feedback_and_summary_pages(graded):
     for key in ("feedback.results", "feedback.checks", "feedback.notebook", "feedback.try_it",
                 "status.passed", "status.failed"):
         assert messages.ZH[key] in page, key
-    assert "ps1.jvp</a>: weighted_sum_value_and_jvp,JVP 规则" in page
+    assert "ps1.jvp</a>: weighted_sum_value_and_jvp，JVP 规则" in page
     # The same checks, by id, their descriptions in Chinese; the student's own (Chinese)
     # markdown is shown as graded.
     names = re.findall(r"<span class='name'>(.*?)</span>", english)
