@@ -119,21 +119,8 @@ demo: $(STAMP)
 # classes, each assignment's notebooks in process) is graded once, by the first worker to ask.
 TEST_WORKERS ?= 2
 # --durations: CI's log says where its time went (the 25-minute budget, README "Tests").
-# The book builds meanwhile, in the background (`make book`, its log _build/book.log): it runs one
-# chapter at a time, and on CI's two cores it left one idle for five minutes before the tests
-# began. The modules that read the built book run last and wait for it (tests/conftest.py,
-# BOOK_BUILD_RC); a failed build fails them and this target, with the log's end printed.
-test: $(STAMP) kernels
-	@mkdir -p _build && rm -f _build/book.rc
-	@start=$$(date +%s); \
-	( $(MAKE) --no-print-directory book > _build/book.log 2>&1; echo $$? > _build/book.rc; \
-	  echo "make test: the book built in the background in $$(( $$(date +%s) - start )) s" \
-	  "(exit $$(cat _build/book.rc), log _build/book.log)" ) & \
-	BOOK_BUILD_RC=$(CURDIR)/_build/book.rc $(BIN)/python -m pytest $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder) --durations=40 $(ARGS); \
-	rc=$$?; wait; \
-	if [ "$$(cat _build/book.rc 2>/dev/null)" != 0 ]; then \
-	  tail -n 60 _build/book.log; echo "make test: the book's build failed (_build/book.log)"; exit 1; \
-	fi; exit $$rc
+test: $(STAMP) book
+	$(BIN)/python -m pytest $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder) --durations=40 $(ARGS)
 
 # The inner loop: every test not marked `slow` (no whole classes graded by the real command, no
 # built book, no browser), so the book is not built. Narrow it with MARK="ps1 and jvp" (markers:

@@ -45,7 +45,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from functools import cache
 from pathlib import Path
 
@@ -111,54 +110,6 @@ COSTLIEST_FIRST = (
 )
 # Read the built book: the whole module.
 BOOK_MODULES = ("book/test_executed_chapters.py",)
-# `make test` builds the book in the background while the modules that do not read it run (the
-# build runs one chapter at a time: on CI's two cores it left one idle for five minutes). Its
-# exit status lands in the file BOOK_BUILD_RC names; a module that reads the built book (its
-# source names `_build` or it drives the browser: ``reads_built_book``) runs after every other
-# module and waits for that file first; a failed build fails its tests, naming the log.
-BOOK_BUILD_RC = "BOOK_BUILD_RC"
-BOOK_WAIT_S = 3600
-
-
-@cache
-def reads_built_book(path: Path) -> bool:
-    where = Path(str(path)).resolve()
-    if not where.is_relative_to(TESTS) or where.suffix != ".py":
-        return False
-    module = where.relative_to(TESTS).as_posix()
-    return (module.startswith("browser/") or module in BOOK_MODULES
-            or re.search(r"""["']_build["'/]""", where.read_text(encoding="utf-8")) is not None)
-
-
-def _book_status() -> str | None:
-    """The background build's exit status ("0": built), None while it runs or when this run
-    did not start one."""
-    rc = os.environ.get(BOOK_BUILD_RC)
-    if not rc:
-        return None
-    try:
-        return Path(rc).read_text().strip() or None
-    except FileNotFoundError:
-        return None
-
-
-@pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_runtest_protocol(item, nextitem):
-    # Before pytest-timeout starts the test's clock: the wait is not the test's time.
-    if os.environ.get(BOOK_BUILD_RC) and reads_built_book(item.path):
-        deadline = time.monotonic() + BOOK_WAIT_S
-        while _book_status() is None and time.monotonic() < deadline:
-            time.sleep(2)
-    yield
-
-
-def pytest_runtest_setup(item):
-    if os.environ.get(BOOK_BUILD_RC) and reads_built_book(item.path):
-        status = _book_status()
-        if status != "0":
-            log = Path(os.environ[BOOK_BUILD_RC]).with_name("book.log")
-            pytest.fail(f"the book's build {'failed' if status else 'did not finish'} "
-                        f"(`make book`, exit {status}): see {log}", pytrace=False)
 
 
 def _shared_folder(tmp_path_factory) -> Path | None:
@@ -451,14 +402,11 @@ def pytest_collection_modifyitems(config, items):
         waits = sum(_fixture_limit(item, f) for f in item.fixturenames)
         if waits and _limit(item):  # a limit of 0: none at all
             item.add_marker(pytest.mark.timeout(_limit(item) + waits), append=False)
-    if os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get(BOOK_BUILD_RC):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
         items.sort(key=lambda item: _cost_rank(item.path))
 
 
-def _cost_rank(path) -> tuple[bool, int]:
-    """The modules that read the built book last (BOOK_BUILD_RC), each group costliest first."""
+def _cost_rank(path) -> int:
     where = Path(str(path)).resolve()
     module = where.relative_to(TESTS).as_posix() if where.is_relative_to(TESTS) else ""
-    last = bool(os.environ.get(BOOK_BUILD_RC)) and reads_built_book(where)
-    return last, (COSTLIEST_FIRST.index(module) if module in COSTLIEST_FIRST
-                  else len(COSTLIEST_FIRST))
+    return COSTLIEST_FIRST.index(module) if module in COSTLIEST_FIRST else len(COSTLIEST_FIRST)
