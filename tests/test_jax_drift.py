@@ -58,6 +58,9 @@ NAMED_AS_GONE = {
     "jax.lax.zeros_like_array": "composition.md's table of what is gone, checked by a cell",
     "jax.xla_computation": "book/faq/tracers.md tells it was replaced by lower(), and checks",
     "jax.result_info": "an attribute of the StableHLO text book/core/jit.md prints, not Python",
+    "jax.pjit": "book/faq/donation.md tells older texts' entry point is gone, and checks hasattr",
+    "jax.experimental.pjit.pjit": ("book/faq/donation.md shows it deprecated for jax.jit: the "
+                                   "warning is caught and asserted, never left to the reader"),
 }
 
 

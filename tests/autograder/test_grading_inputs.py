@@ -133,10 +133,10 @@ def test_grading_the_same_file_twice_is_byte_identical(tmp_path):
         assert proc.returncode == 0, proc.stderr[-2000:]
         outs.append(out)
     files = sorted(p.relative_to(outs[0]) for p in outs[0].rglob("*") if p.is_file())
-    assert {"grades.csv", "summary.html"} <= {str(f) for f in files}
-    # grades.csv and the summary; per student a results file, a feedback page and the side
+    assert {"grades.csv", "summary.html", "similarity.html"} <= {str(f) for f in files}
+    # grades.csv, the summary and the similarity page; per student a results file, a feedback page and the side
     # file a rerun reads (.resume/<student>.json: its digest, status and message).
-    assert len(files) == 2 + 3 * len(students)
+    assert len(files) == 3 + 3 * len(students)
     assert sum(f.parts[0] == ".resume" for f in files) == len(students)
     for name in files:
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
